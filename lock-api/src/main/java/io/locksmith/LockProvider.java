@@ -1,0 +1,147 @@
+package io.locksmith;
+
+import io.locksmith.spi.LockProviderFactory;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.ServiceLoader;
+import java.util.TreeSet;
+
+/**
+ * A client of one lock store: hands out {@link DistributedLock}s, renews their leases, and releases them all
+ * when closed.
+ *
+ * <pre>{@code
+ * try (LockProvider locks = LockProvider.open("redis://127.0.0.1:6379")) {
+ *     DistributedLock lock = locks.getLock("stock:sku-42");
+ *     lock.lock();
+ *     try {
+ *         // critical section
+ *     } finally {
+ *         lock.unlock();
+ *     }
+ * }
+ * }</pre>
+ *
+ * <p>A provider is thread-safe and meant to be shared: one per store per application. Each provider is a
+ * separate client with its own {@link #clientId()}, even inside one JVM.
+ */
+public interface LockProvider extends AutoCloseable {
+
+    /**
+     * The lock with the given name. The same name on the same provider gives an equal lock that shares the
+     * same holds.
+     *
+     * @param name any non-empty string of at most {@value LockNames#MAX_LENGTH} code points without control
+     *     characters; see {@link LockNames}
+     * @throws NullPointerException if {@code name} is null
+     * @throws IllegalArgumentException if {@code name} breaks a naming rule
+     * @throws IllegalStateException if the provider is closed
+     */
+    DistributedLock getLock(String name);
+
+    /** This provider's identity in the store: random, 128 bits, unique per provider instance. */
+    String clientId();
+
+    /** A description of the store this provider talks to, without credentials (for logs and messages). */
+    String backend();
+
+    /** The options this provider was built with. */
+    LockOptions options();
+
+    /**
+     * What the store knows about the lock now: holder, since when, lease left, fencing token; for operators and
+     * tools. A round trip or two; fields a backend cannot know are empty (see the backend's documentation).
+     *
+     * @throws IllegalArgumentException if {@code name} breaks a naming rule
+     * @throws UnsupportedOperationException if the backend cannot tell
+     * @throws LockBackendException if the store cannot be reached or fails
+     */
+    default LockInfo inspect(String name) {
+        throw new UnsupportedOperationException(backend() + " cannot inspect locks");
+    }
+
+    /**
+     * Frees the lock whoever holds it: an operator's override for a holder that is stuck. The holder is not
+     * told until its next renewal or unlock, and may still be inside its critical section; only fencing
+     * protects the resource from it.
+     *
+     * @return true if the lock was held and is now free
+     * @throws IllegalArgumentException if {@code name} breaks a naming rule
+     * @throws UnsupportedOperationException if the backend cannot do it
+     * @throws LockBackendException if the store cannot be reached or fails
+     */
+    default boolean forceRelease(String name) {
+        throw new UnsupportedOperationException(backend() + " cannot force a release");
+    }
+
+    /**
+     * Releases every hold taken through this provider (best effort, within about twice the operation timeout
+     * in all; holds it could not release free themselves when their lease ends), wakes its waiters with {@link IllegalStateException} and stops its threads. Later use throws
+     * {@link IllegalStateException}. Closing twice does nothing.
+     */
+    @Override
+    void close();
+
+    /**
+     * Opens a provider for the store the URI names, with default options.
+     *
+     * @see #open(String, LockOptions)
+     */
+    static LockProvider open(String uri) {
+        return open(uri, LockOptions.defaults());
+    }
+
+    /**
+     * Opens a provider for the store the URI names, choosing the backend by the URI's scheme among the
+     * {@link LockProviderFactory} services on the class path: {@code local://}, {@code redis://},
+     * {@code zookeeper://}, {@code jdbc:…}, {@code redlock://}, …
+     *
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException if the URI is malformed or no backend on the class path serves its
+     *     scheme (the message lists the schemes that are)
+     * @throws LockBackendException if the store cannot be reached
+     */
+    static LockProvider open(String uri, LockOptions options) {
+        Objects.requireNonNull(uri, "uri");
+        Objects.requireNonNull(options, "options");
+        URI parsed;
+        String text = uri.strip();
+        if (text.endsWith("://")) {
+            text += "/"; // "local://": an empty authority, which java.net.URI only accepts with a path
+        }
+        try {
+            parsed = new URI(text);
+        } catch (URISyntaxException e) {
+            throw new IllegalArgumentException("Malformed lock store URI '" + uri + "': " + e.getMessage(), e);
+        }
+        String scheme = parsed.getScheme();
+        if (scheme == null) {
+            throw new IllegalArgumentException("Lock store URI '" + uri
+                    + "' has no scheme; expected something like redis://host:6379 or local://");
+        }
+        scheme = scheme.toLowerCase(Locale.ROOT);
+        List<LockProviderFactory> factories = new ArrayList<>();
+        ServiceLoader.load(LockProviderFactory.class, LockProvider.class.getClassLoader()).forEach(factories::add);
+        if (Thread.currentThread().getContextClassLoader() != null) {
+            ServiceLoader.load(LockProviderFactory.class).forEach(f -> {
+                if (factories.stream().noneMatch(known -> known.getClass() == f.getClass())) {
+                    factories.add(f);
+                }
+            });
+        }
+        TreeSet<String> known = new TreeSet<>();
+        for (LockProviderFactory factory : factories) {
+            if (factory.schemes().contains(scheme)) {
+                return factory.create(parsed, options);
+            }
+            known.addAll(factory.schemes());
+        }
+        throw new IllegalArgumentException("No Locksmith backend for scheme '" + scheme + "' in '" + uri
+                + "'; backends on the class path serve: " + String.join(", ", known)
+                + " (add the module for the backend you want, e.g. io.locksmith:lock-redis)");
+    }
+}

@@ -1,0 +1,63 @@
+package io.locksmith.internal;
+
+import io.locksmith.spi.LockStore;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Semaphore;
+
+/**
+ * A provider's local state for one lock name, alive while some thread holds, waits for, or has not yet
+ * heard about the loss of that lock.
+ *
+ * <p>The fair {@link #gate} admits one thread of the provider at a time to the store: the holder keeps it
+ * until it releases, so threads of one JVM queue here and only the head of the queue talks to the store.
+ * {@link #signal} wakes that head when the store says the lock may be free.
+ */
+final class LockEntry {
+
+    final String name;
+    final Semaphore gate = new Semaphore(1, true);
+    final Semaphore signal = new Semaphore(0);
+    /** Threads waiting, holding, or owning an unreported loss; guarded by the provider's entry map. */
+    int refs;
+    /** The current hold, or null. */
+    volatile Hold hold;
+    /** Lost holds not yet reported to their thread by unlock(); at most one per thread. */
+    final Map<Thread, Hold> lost = new ConcurrentHashMap<>(2);
+
+    private LockStore.Subscription subscription;
+    private boolean subscribed;
+
+    LockEntry(String name) {
+        this.name = name;
+    }
+
+    /** Wakes the waiting head; extra wake-ups collapse into one. */
+    void wake() {
+        if (signal.availablePermits() == 0) {
+            signal.release();
+        }
+    }
+
+    /** Subscribes to wake-ups once; returns whether the store pushes them. */
+    synchronized boolean subscribe(LockStore store) {
+        if (!subscribed) {
+            subscription = store.subscribe(name, this::wake);
+            subscribed = true;
+        }
+        return subscription != null;
+    }
+
+    synchronized boolean isSubscribed() {
+        return subscribed;
+    }
+
+    synchronized void unsubscribe() {
+        LockStore.Subscription current = subscription;
+        subscription = null;
+        subscribed = false;
+        if (current != null) {
+            current.close();
+        }
+    }
+}

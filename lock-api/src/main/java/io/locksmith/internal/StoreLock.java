@@ -1,0 +1,201 @@
+package io.locksmith.internal;
+
+import io.locksmith.DistributedLock;
+import io.locksmith.LockBackendException;
+import io.locksmith.LockHandle;
+import io.locksmith.LockLostException;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.Condition;
+
+/** A lock of a {@link StoreLockProvider}: a name and a provider; all state lives in the provider. */
+final class StoreLock implements DistributedLock {
+
+    private final StoreLockProvider provider;
+    private final String name;
+
+    StoreLock(StoreLockProvider provider, String name) {
+        this.provider = provider;
+        this.name = name;
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public void lock() {
+        try {
+            provider.acquire(name, -1, false, leaseNanos(), renews());
+        } catch (InterruptedException impossible) {
+            throw new AssertionError("uninterruptible acquire was interrupted", impossible);
+        }
+    }
+
+    @Override
+    public void lockInterruptibly() throws InterruptedException {
+        provider.acquire(name, -1, true, leaseNanos(), renews());
+    }
+
+    @Override
+    public boolean tryLock() {
+        try {
+            return provider.acquire(name, 0, false, leaseNanos(), renews());
+        } catch (InterruptedException impossible) {
+            throw new AssertionError("uninterruptible acquire was interrupted", impossible);
+        }
+    }
+
+    @Override
+    public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
+        Objects.requireNonNull(unit, "unit");
+        if (time < 0) {
+            throw new IllegalArgumentException("wait time must not be negative, got " + time + " " + unit);
+        }
+        return provider.acquire(name, unit.toNanos(time), true, leaseNanos(), renews());
+    }
+
+    @Override
+    public boolean tryLock(Duration wait, Duration lease) throws InterruptedException {
+        Objects.requireNonNull(wait, "wait");
+        Objects.requireNonNull(lease, "lease");
+        if (wait.isNegative()) {
+            throw new IllegalArgumentException("wait must not be negative, got " + wait);
+        }
+        if (lease.isNegative() || lease.isZero()) {
+            throw new IllegalArgumentException("lease must be positive, got " + lease);
+        }
+        return provider.acquire(name, saturatedNanos(wait), true, saturatedNanos(lease), false);
+    }
+
+    @Override
+    public void unlock() {
+        provider.release(name);
+    }
+
+    @Override
+    public boolean isHeldByCurrentThread() {
+        return provider.heldByCurrentThread(name) != null;
+    }
+
+    @Override
+    public int getHoldCount() {
+        Hold hold = provider.heldByCurrentThread(name);
+        return hold == null ? 0 : hold.count;
+    }
+
+    @Override
+    public boolean isLocked() {
+        return provider.isLocked(name);
+    }
+
+    @Override
+    public long fencingToken() {
+        return provider.fencingToken(name);
+    }
+
+    @Override
+    public LockHandle acquire() {
+        lock();
+        return new Handle(fencingToken());
+    }
+
+    @Override
+    public Optional<LockHandle> tryAcquire(Duration wait) throws InterruptedException {
+        Objects.requireNonNull(wait, "wait");
+        if (!tryLock(saturatedNanos(wait), TimeUnit.NANOSECONDS)) {
+            return Optional.empty();
+        }
+        return Optional.of(new Handle(fencingToken()));
+    }
+
+    /**
+     * Not supported.
+     *
+     * @throws UnsupportedOperationException always
+     */
+    @Override
+    public Condition newCondition() {
+        throw new UnsupportedOperationException("Lock '" + name + "' on " + provider.backend()
+                + ": a distributed lock has no conditions; use the store's own messaging to signal other processes");
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof StoreLock other && other.provider == provider && other.name.equals(name);
+    }
+
+    @Override
+    public int hashCode() {
+        return System.identityHashCode(provider) * 31 + name.hashCode();
+    }
+
+    @Override
+    public String toString() {
+        return "DistributedLock{'" + name + "' on " + provider.backend() + '}';
+    }
+
+    private long leaseNanos() {
+        return provider.options().leaseTime().toNanos();
+    }
+
+    private boolean renews() {
+        return provider.options().renewLeases();
+    }
+
+    private static long saturatedNanos(Duration d) {
+        try {
+            return d.toNanos();
+        } catch (ArithmeticException tooLong) {
+            return Long.MAX_VALUE;
+        }
+    }
+
+    /** One acquisition, released once. */
+    private final class Handle implements LockHandle {
+        private final long token;
+        private final AtomicBoolean closed = new AtomicBoolean();
+
+        Handle(long token) {
+            this.token = token;
+        }
+
+        @Override
+        public DistributedLock lock() {
+            return StoreLock.this;
+        }
+
+        @Override
+        public long fencingToken() {
+            if (closed.get()) {
+                throw new IllegalStateException("LockHandle of '" + name + "' is closed");
+            }
+            StoreLock.this.fencingToken(); // throws if the hold was lost
+            return token;
+        }
+
+        @Override
+        public void close() {
+            if (!closed.compareAndSet(false, true)) {
+                return;
+            }
+            try {
+                unlock();
+            } catch (LockLostException gone) {
+                throw gone; // nothing left to release
+            } catch (IllegalMonitorStateException | LockBackendException notReleased) {
+                closed.set(false); // the hold is still there: the owner may close (retry) again
+                throw notReleased;
+            }
+        }
+
+        @Override
+        public String toString() {
+            return "LockHandle{'" + name + "', token=" + token + (closed.get() ? ", closed" : "") + '}';
+        }
+    }
+}

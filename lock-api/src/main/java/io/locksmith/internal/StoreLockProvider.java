@@ -1,0 +1,848 @@
+package io.locksmith.internal;
+
+import io.locksmith.DistributedLock;
+import io.locksmith.LockBackendException;
+import io.locksmith.LockInfo;
+import io.locksmith.LockListener;
+import io.locksmith.LockLostException;
+import io.locksmith.LockNames;
+import io.locksmith.LockOptions;
+import io.locksmith.LockProvider;
+import io.locksmith.TimeSource;
+import io.locksmith.spi.Acquisition;
+import io.locksmith.spi.LockStore;
+import io.locksmith.spi.StoreEvents;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The machinery every backend shares: reentrancy, local queuing, waiting, lease renewal, loss handling and
+ * closing, around a {@link LockStore} that only knows how to acquire, release, renew and signal.
+ *
+ * <p>Threads of this provider that want the same name queue on the name's {@link LockEntry#gate}; only the
+ * head talks to the store, and the holder keeps the gate until it releases. So the store sees at most one
+ * owner per provider and name, and the provider's client id serves as the owner id in the store.
+ *
+ * <p>One scheduler thread per provider renews every renewable hold each renew interval, in batches of
+ * {@link LockStore#renewBatchSize()} names per call, expires explicit leases, and calls the listener.
+ */
+public final class StoreLockProvider implements LockProvider {
+
+    private static final Logger log = LoggerFactory.getLogger(StoreLockProvider.class);
+    private static final SecureRandom RANDOM = new SecureRandom();
+    private static final int POISON = Integer.MAX_VALUE / 4;
+
+    private final LockStore store;
+    private final LockOptions options;
+    private final TimeSource time;
+    private final String clientId;
+    private final ConcurrentHashMap<String, LockEntry> entries = new ConcurrentHashMap<>();
+    private final Set<Hold> renewing = ConcurrentHashMap.newKeySet();
+    private final ScheduledThreadPoolExecutor scheduler;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    public StoreLockProvider(LockStore store, LockOptions options) {
+        this.store = store;
+        this.options = options;
+        this.time = options.timeSource();
+        byte[] id = new byte[16];
+        RANDOM.nextBytes(id);
+        this.clientId = HexFormat.of().formatHex(id);
+        String threadName = "locksmith-" + clientId.substring(0, 8);
+        this.scheduler = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, threadName);
+            t.setDaemon(true);
+            return t;
+        });
+        scheduler.setRemoveOnCancelPolicy(true);
+        store.start(new Events());
+        if (options.renewLeases()) {
+            long period = options.renewInterval().toNanos();
+            scheduler.scheduleWithFixedDelay(this::renewAll, period, period, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    @Override
+    public DistributedLock getLock(String name) {
+        LockNames.check(name);
+        checkOpen();
+        return new StoreLock(this, name);
+    }
+
+    @Override
+    public String clientId() {
+        return clientId;
+    }
+
+    @Override
+    public String backend() {
+        return store.address();
+    }
+
+    @Override
+    public LockOptions options() {
+        return options;
+    }
+
+    @Override
+    public String toString() {
+        return "LockProvider{" + store.address() + ", client=" + clientId + (closed.get() ? ", closed" : "") + '}';
+    }
+
+    // ---------------------------------------------------------------- acquire
+
+    /**
+     * Acquires {@code name} for the current thread.
+     *
+     * @param waitNanos how long to wait; 0 for one attempt, negative for no limit
+     * @param interruptible whether an interrupt aborts the wait with InterruptedException
+     * @param leaseNanos the lease to take in the store
+     * @param renewable whether the renewer keeps the lease alive
+     */
+    boolean acquire(String name, long waitNanos, boolean interruptible, long leaseNanos, boolean renewable)
+            throws InterruptedException {
+        checkOpen();
+        Thread me = Thread.currentThread();
+        LockEntry existing = entries.get(name);
+        if (existing != null) {
+            Hold hold = existing.hold;
+            if (hold != null && hold.thread == me) {
+                if (hold.isValid(time.nanoTime())) {
+                    hold.count++;
+                    return true;
+                }
+                markLost(hold, "lease of " + millis(hold.leaseNanos) + " ms ended before it was renewed");
+            }
+        }
+        if (interruptible && Thread.interrupted()) {
+            throw new InterruptedException("interrupted before acquiring lock '" + name + "' on " + store.address());
+        }
+        long start = time.nanoTime();
+        // a wait too long to add to a nanoTime reading (Long.MAX_VALUE days, say) is a wait without limit
+        boolean timed = waitNanos >= 0 && waitNanos < Long.MAX_VALUE / 4;
+        long deadline = start + Math.max(0, waitNanos);
+        LockEntry entry = retain(name);
+        forgetLoss(entry, me);
+        boolean acquired = false;
+        // lock() ignores interrupts: park the flag so no store client reacts to it, and restore it at the end
+        boolean[] interrupted = {!interruptible && Thread.interrupted()};
+        try {
+            if (!enterGate(entry, timed, deadline, interruptible, interrupted)) {
+                return false;
+            }
+            boolean[] waited = {false};
+            try {
+                acquired = attempt(entry, me, start, timed, deadline, interruptible, leaseNanos, renewable,
+                        interrupted, waited);
+                return acquired;
+            } finally {
+                if (!acquired) {
+                    if (waited[0]) {
+                        // still inside the gate, so no other thread of ours can be queueing under the same owner
+                        abandonQuietly(name);
+                    }
+                    entry.gate.release();
+                }
+            }
+        } finally {
+            if (!acquired) {
+                if (entry.isSubscribed() && !entry.gate.hasQueuedThreads()) {
+                    entry.unsubscribe();
+                }
+                releaseRef(entry);
+            }
+            if (interrupted[0]) {
+                me.interrupt();
+            }
+        }
+    }
+
+    private boolean enterGate(LockEntry entry, boolean timed, long deadline, boolean interruptible,
+            boolean[] interrupted) throws InterruptedException {
+        while (true) {
+            long remaining = timed ? deadline - time.nanoTime() : Long.MAX_VALUE;
+            try {
+                boolean entered = timed && remaining <= 0
+                        ? entry.gate.tryAcquire()
+                        : entry.gate.tryAcquire(Math.max(0, remaining), TimeUnit.NANOSECONDS);
+                if (closed.get()) {
+                    if (entered) {
+                        entry.gate.release();
+                    }
+                    throw closedException();
+                }
+                if (entered || timed) {
+                    return entered;
+                }
+            } catch (InterruptedException e) {
+                if (interruptible) {
+                    throw e;
+                }
+                interrupted[0] = true;
+            }
+        }
+    }
+
+    private boolean attempt(LockEntry entry, Thread me, long start, boolean timed, long deadline,
+            boolean interruptible, long leaseNanos, boolean renewable, boolean[] interrupted, boolean[] waited)
+            throws InterruptedException {
+        String name = entry.name;
+        Duration lease = Duration.ofNanos(leaseNanos);
+        Backoff backoff = new Backoff(options.minBackoff().toNanos(), options.maxBackoff().toNanos());
+        boolean pushed = false;
+        while (true) {
+            checkOpen();
+            long attemptStart = time.nanoTime();
+            long remaining = timed ? deadline - attemptStart : Long.MAX_VALUE;
+            Duration storeWait = Duration.ofNanos(Math.max(0, Math.min(remaining, options.operationTimeout().toNanos())));
+            entry.signal.drainPermits();
+            Acquisition outcome;
+            try {
+                outcome = store.tryAcquire(name, clientId, lease, storeWait);
+            } catch (LockBackendException e) {
+                if (Thread.interrupted()) {
+                    if (interruptible) {
+                        throw interruptedWith(name, e);
+                    }
+                    // an interrupt that landed during the call made the client give up; lock() ignores it: retry
+                    interrupted[0] = true;
+                    continue;
+                }
+                throw new LockBackendException("Lock '" + name + "' on " + store.address() + ": acquire failed after "
+                        + millis(time.nanoTime() - start) + " ms" + waitLimit(timed, deadline - start) + ": "
+                        + e.getMessage(), e);
+            }
+            if (outcome.isAcquired()) {
+                if (interruptible && Thread.interrupted()) {
+                    // Granted at the moment of the interrupt: give it back so nothing stays held.
+                    releaseQuietly(name, "interrupted at the moment of acquisition");
+                    throw new InterruptedException("interrupted while acquiring lock '" + name + "' on "
+                            + store.address() + "; the hold granted at that moment was released");
+                }
+                if (closed.get()) {
+                    releaseQuietly(name, "provider closed during acquisition");
+                    throw closedException();
+                }
+                Hold hold = new Hold(entry, me, outcome.fencingToken(), renewable, leaseNanos,
+                        attemptStart + leaseNanos);
+                entry.hold = hold;
+                if (renewable) {
+                    renewing.add(hold);
+                } else {
+                    scheduleExpiry(hold);
+                }
+                if (!entry.gate.hasQueuedThreads()) {
+                    entry.unsubscribe();
+                }
+                return true;
+            }
+            waited[0] = true;
+            long now = time.nanoTime();
+            remaining = timed ? deadline - now : Long.MAX_VALUE;
+            if (remaining <= 0) {
+                return false;
+            }
+            if (!entry.isSubscribed()) {
+                pushed = entry.subscribe(store);
+                if (pushed) {
+                    continue; // the holder may have released before we subscribed: look again at once
+                }
+            }
+            long holderLeft = outcome.retryAfter().map(Duration::toNanos).orElse(options.leaseTime().toNanos());
+            long pause = pushed ? holderLeft : Math.min(backoff.next(), Math.max(holderLeft, 0));
+            pause = Math.max(TimeUnit.MILLISECONDS.toNanos(1), Math.min(pause, remaining));
+            try {
+                entry.signal.tryAcquire(pause, TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                if (interruptible) {
+                    throw e;
+                }
+                interrupted[0] = true;
+            }
+        }
+    }
+
+    private void scheduleExpiry(Hold hold) {
+        long delay = hold.validUntil - time.nanoTime();
+        try {
+            ScheduledFuture<?> future = scheduler.schedule(() -> expire(hold), Math.max(0, delay), TimeUnit.NANOSECONDS);
+            synchronized (hold) {
+                hold.expiry = future;
+            }
+        } catch (RejectedExecutionException closing) {
+            // the provider is closing; close() releases the hold
+        }
+    }
+
+    private void expire(Hold hold) {
+        if (time.nanoTime() - hold.validUntil >= 0) {
+            markLost(hold, "its lease of " + millis(hold.leaseNanos) + " ms ended before it was released");
+        } else if (hold.isHeld()) {
+            scheduleExpiry(hold); // a time source that runs slower than the scheduler's clock
+        }
+    }
+
+    // ---------------------------------------------------------------- release
+
+    void release(String name) {
+        checkOpen();
+        Thread me = Thread.currentThread();
+        LockEntry entry = entries.get(name);
+        Hold hold = entry == null ? null : entry.hold;
+        if (hold == null || hold.thread != me) {
+            throw notHeldOrLost(entry, me, name, "unlock");
+        }
+        if (!hold.isValid(time.nanoTime())) {
+            markLost(hold, "lease of " + millis(hold.leaseNanos) + " ms ended before it was renewed");
+            throw notHeldOrLost(entry, me, name, "unlock");
+        }
+        if (hold.count > 1) {
+            hold.count--;
+            return;
+        }
+        boolean retry;
+        synchronized (hold) {
+            if (hold.state != Hold.State.HELD) {
+                throw notHeldOrLost(entry, me, name, "unlock");
+            }
+            hold.releasing = true;
+            retry = hold.releaseFailed;
+        }
+        boolean released;
+        long start = time.nanoTime();
+        // an interrupted thread must still be able to unlock: hide the flag from the store client
+        boolean interrupted = Thread.interrupted();
+        try {
+            try {
+                released = store.release(name, clientId);
+            } catch (LockBackendException e) {
+                if (!Thread.interrupted()) {
+                    throw e;
+                }
+                // an interrupt that landed during the call made the client give up; unlock() ignores it: retry once,
+                // knowing that the first attempt may have gone through
+                interrupted = true;
+                retry = true;
+                released = store.release(name, clientId);
+            }
+        } catch (RuntimeException e) {
+            boolean cleanup;
+            synchronized (hold) {
+                hold.releasing = false;
+                hold.releaseFailed = true;
+                cleanup = hold.cleanupDeferred;
+            }
+            if (cleanup) {
+                cleanupLost(hold);
+            }
+            throw new LockBackendException("Lock '" + name + "' on " + store.address() + ": release failed after "
+                    + millis(time.nanoTime() - start) + " ms (operation timeout "
+                    + options.operationTimeout().toMillis() + " ms); the hold is kept, call unlock() again: "
+                    + e.getMessage(), e);
+        } finally {
+            if (interrupted) {
+                me.interrupt();
+            }
+        }
+        // A retried release that finds nothing means the earlier, timed-out attempt went through.
+        boolean ok = released || retry;
+        boolean lostMeanwhile;
+        synchronized (hold) {
+            hold.releasing = false;
+            lostMeanwhile = hold.state == Hold.State.LOST;
+            if (!lostMeanwhile) {
+                hold.state = ok ? Hold.State.RELEASED : Hold.State.LOST;
+                if (!ok) {
+                    hold.lossReason = "the store no longer had it when it was released (expired or deleted)";
+                }
+            }
+        }
+        if (lostMeanwhile) {
+            // The renewer gave up on the hold while our release was on the wire and left the clean-up to us.
+            cleanupLost(hold);
+            if (ok) {
+                forgetLoss(entry, me);
+                return;
+            }
+            throw notHeldOrLost(entry, me, name, "unlock");
+        }
+        if (!ok) {
+            log.warn("Lock '{}' on {} lost by thread '{}' (token {}): {}", name, store.address(), me.getName(),
+                    hold.token, hold.lossReason());
+            notifyLost(hold);
+            finish(hold);
+            throw lostException(name, me, hold);
+        }
+        finish(hold);
+    }
+
+    /** Clean-up after a release: unregister, free the gate for the next local thread, drop the reference. */
+    private void finish(Hold hold) {
+        LockEntry entry = hold.entry;
+        unregister(hold);
+        entry.hold = null;
+        entry.gate.release();
+        releaseRef(entry);
+    }
+
+    private void unregister(Hold hold) {
+        renewing.remove(hold);
+        synchronized (hold) {
+            if (hold.expiry != null) {
+                hold.expiry.cancel(false);
+                hold.expiry = null;
+            }
+        }
+    }
+
+    private void releaseQuietly(String name, String why) {
+        boolean interrupted = Thread.interrupted();
+        try {
+            store.release(name, clientId);
+        } catch (RuntimeException e) {
+            log.warn("Lock '{}' on {}: could not release ({}); it frees itself when its lease ends: {}", name,
+                    store.address(), why, e.getMessage());
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** Tells a queueing store that we stopped waiting; failures only cost the store a stale queue entry. */
+    private void abandonQuietly(String name) {
+        boolean interrupted = Thread.interrupted();
+        try {
+            store.abandon(name, clientId);
+        } catch (RuntimeException e) {
+            log.warn("Lock '{}' on {}: could not withdraw from the wait: {}", name, store.address(), e.getMessage());
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- loss
+
+    /**
+     * Marks a hold lost once: the owner's next unlock() reports it, the listener is told once, and the next
+     * local thread may enter, unless the owner's release is on the wire, in which case the releasing thread
+     * cleans up when it returns.
+     */
+    void markLost(Hold hold, String reason) {
+        boolean deferred;
+        synchronized (hold) {
+            if (hold.state != Hold.State.HELD) {
+                return;
+            }
+            hold.state = Hold.State.LOST;
+            hold.lossReason = reason;
+            deferred = hold.releasing;
+            hold.cleanupDeferred = deferred;
+            recordLoss(hold);
+        }
+        log.warn("Lock '{}' on {} lost by thread '{}' (token {}): {}", hold.entry.name, store.address(),
+                hold.thread.getName(), hold.token, reason);
+        notifyLost(hold);
+        if (!deferred) {
+            cleanupLost(hold);
+        }
+    }
+
+    /**
+     * Gives up a hold whose owner thread ended without unlocking: released in the store first, while the gate
+     * still keeps the provider's other threads out (they would share the owner id).
+     */
+    private void abandonDeadHold(Hold hold) {
+        String reason = "its owner thread '" + hold.thread.getName() + "' ended without unlocking";
+        synchronized (hold) {
+            if (hold.state != Hold.State.HELD) {
+                return;
+            }
+            hold.state = Hold.State.LOST;
+            hold.lossReason = reason;
+        }
+        log.warn("Lock '{}' on {} released: {}", hold.entry.name, store.address(), reason);
+        releaseQuietly(hold.entry.name, "owner thread ended");
+        notifyLost(hold);
+        cleanupLost(hold);
+    }
+
+    /** Under the hold's monitor: the lost record takes over the hold's reference on the entry. */
+    private static void recordLoss(Hold hold) {
+        if (hold.thread.isAlive()) {
+            hold.entry.lost.put(hold.thread, hold);
+            hold.recorded = true;
+        }
+    }
+
+    /** After a loss: unregister and let the next local thread in. */
+    private void cleanupLost(Hold hold) {
+        LockEntry entry = hold.entry;
+        unregister(hold);
+        if (entry.hold == hold) {
+            entry.hold = null;
+        }
+        boolean recorded;
+        synchronized (hold) {
+            recorded = hold.recorded;
+        }
+        entry.gate.release();
+        if (!recorded) {
+            releaseRef(entry);
+        }
+    }
+
+    private void notifyLost(Hold hold) {
+        LockListener listener = options.listener();
+        String name = hold.entry.name;
+        String reason = hold.lossReason();
+        Runnable call = () -> {
+            try {
+                listener.onLost(name, reason);
+            } catch (RuntimeException e) {
+                log.warn("LockListener failed for lost lock '{}'", name, e);
+            }
+        };
+        try {
+            scheduler.execute(call);
+        } catch (RejectedExecutionException closing) {
+            call.run();
+        }
+    }
+
+    /** Drops the unreported loss of {@code thread}, if any, and its reference on the entry. */
+    private void forgetLoss(LockEntry entry, Thread thread) {
+        if (entry.lost.remove(thread) != null) {
+            releaseRef(entry);
+        }
+    }
+
+    private IllegalMonitorStateException notHeldOrLost(LockEntry entry, Thread me, String name, String what) {
+        Hold lost = entry == null ? null : entry.lost.remove(me);
+        if (lost != null) {
+            releaseRef(entry);
+            return lostException(name, me, lost);
+        }
+        return new IllegalMonitorStateException("Lock '" + name + "' on " + store.address()
+                + " is not held by thread '" + me.getName() + "' (" + what + ")");
+    }
+
+    private LockLostException lostException(String name, Thread me, Hold lost) {
+        return new LockLostException("Lock '" + name + "' on " + store.address() + " was lost by thread '"
+                + me.getName() + "' (token " + lost.token + "): " + lost.lossReason());
+    }
+
+    // ---------------------------------------------------------------- queries
+
+    /** The current thread's valid hold of {@code name}, or null; notices an ended lease on the way. */
+    Hold heldByCurrentThread(String name) {
+        LockEntry entry = entries.get(name);
+        Hold hold = entry == null ? null : entry.hold;
+        if (hold == null || hold.thread != Thread.currentThread()) {
+            return null;
+        }
+        if (hold.isValid(time.nanoTime())) {
+            return hold;
+        }
+        markLost(hold, "lease of " + millis(hold.leaseNanos) + " ms ended before it was renewed");
+        return null;
+    }
+
+    long fencingToken(String name) {
+        checkOpen();
+        Hold hold = heldByCurrentThread(name);
+        if (hold != null) {
+            return hold.token;
+        }
+        LockEntry entry = entries.get(name);
+        Thread me = Thread.currentThread();
+        Hold lost = entry == null ? null : entry.lost.get(me);
+        if (lost != null) {
+            throw lostException(name, me, lost);
+        }
+        throw new IllegalMonitorStateException("Lock '" + name + "' on " + store.address()
+                + " is not held by thread '" + me.getName() + "' (fencingToken)");
+    }
+
+    boolean isLocked(String name) {
+        checkOpen();
+        long start = time.nanoTime();
+        try {
+            return store.isLocked(name);
+        } catch (LockBackendException e) {
+            throw new LockBackendException("Lock '" + name + "' on " + store.address() + ": isLocked failed after "
+                    + millis(time.nanoTime() - start) + " ms: " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public LockInfo inspect(String name) {
+        LockNames.check(name);
+        checkOpen();
+        long start = time.nanoTime();
+        try {
+            return store.inspect(name);
+        } catch (LockBackendException e) {
+            throw new LockBackendException("Lock '" + name + "' on " + store.address() + ": inspect failed after "
+                    + millis(time.nanoTime() - start) + " ms: " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public boolean forceRelease(String name) {
+        LockNames.check(name);
+        checkOpen();
+        long start = time.nanoTime();
+        try {
+            boolean released = store.forceRelease(name);
+            log.warn("Lock '{}' on {} forcibly released by client {} (it was {})", name, store.address(), clientId,
+                    released ? "held" : "free");
+            return released;
+        } catch (LockBackendException e) {
+            throw new LockBackendException("Lock '" + name + "' on " + store.address() + ": forced release failed "
+                    + "after " + millis(time.nanoTime() - start) + " ms: " + e.getMessage(), e);
+        }
+    }
+
+    // ---------------------------------------------------------------- renewal
+
+    /** One renewal round; package-private so tests can run a round without waiting for the scheduler. */
+    void renewAll() {
+        try {
+            renewRound();
+        } catch (Throwable t) {
+            // never let one bad round cancel the periodic task
+            log.error("Lease renewal round on {} failed unexpectedly", store.address(), t);
+        }
+    }
+
+    private void renewRound() {
+        if (renewing.isEmpty() || closed.get()) {
+            return;
+        }
+        List<Hold> batch = new ArrayList<>();
+        int size = Math.max(1, store.renewBatchSize());
+        RuntimeException failure = null;
+        for (Hold hold : renewing) {
+            if (!hold.thread.isAlive()) {
+                abandonDeadHold(hold);
+                continue;
+            }
+            batch.add(hold);
+            if (batch.size() == size) {
+                failure = renew(batch, failure);
+                batch = new ArrayList<>();
+            }
+        }
+        if (!batch.isEmpty()) {
+            failure = renew(batch, failure);
+        }
+        if (failure != null) {
+            log.warn("Renewing leases on {} failed: {}", store.address(), failure.getMessage());
+        }
+    }
+
+    /**
+     * Renews one batch, or, once a batch of this round has failed, only accounts for the failure: a store that
+     * is down would otherwise cost one operation timeout per batch and starve expiries and listeners.
+     */
+    private RuntimeException renew(List<Hold> batch, RuntimeException earlierFailure) {
+        RuntimeException failure = earlierFailure;
+        Set<String> gone = null;
+        long sent = time.nanoTime();
+        if (failure == null) {
+            List<String> names = new ArrayList<>(batch.size());
+            for (Hold hold : batch) {
+                names.add(hold.entry.name);
+            }
+            try {
+                gone = store.renew(names, clientId, options.leaseTime());
+            } catch (RuntimeException e) {
+                failure = e;
+            }
+        }
+        if (gone == null) {
+            long now = time.nanoTime();
+            for (Hold hold : batch) {
+                if (now - hold.validUntil >= 0) {
+                    markLost(hold, "renewal failed until its lease of " + millis(hold.leaseNanos) + " ms ended: "
+                            + failure.getMessage());
+                } else {
+                    scheduleValidityCheck(hold);
+                }
+            }
+            return failure;
+        }
+        for (Hold hold : batch) {
+            if (gone.contains(hold.entry.name)) {
+                markLost(hold, "the store no longer had it when renewing (expired or deleted)");
+            } else {
+                hold.extendTo(sent + options.leaseTime().toNanos());
+            }
+        }
+        return null;
+    }
+
+    private void scheduleValidityCheck(Hold hold) {
+        long delay = hold.validUntil - time.nanoTime();
+        try {
+            scheduler.schedule(() -> {
+                if (hold.isHeld() && time.nanoTime() - hold.validUntil >= 0) {
+                    markLost(hold, "renewal failed until its lease of " + millis(hold.leaseNanos) + " ms ended");
+                }
+            }, Math.max(0, delay), TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException closing) {
+            // closing: close() releases the hold
+        }
+    }
+
+    // ---------------------------------------------------------------- entries
+
+    private LockEntry retain(String name) {
+        return entries.compute(name, (key, entry) -> {
+            LockEntry e = entry != null ? entry : new LockEntry(key);
+            e.refs++;
+            return e;
+        });
+    }
+
+    private void releaseRef(LockEntry entry) {
+        boolean[] removed = {false};
+        entries.computeIfPresent(entry.name, (key, current) -> {
+            if (current != entry) {
+                return current;
+            }
+            if (--current.refs == 0) {
+                removed[0] = true;
+                return null;
+            }
+            return current;
+        });
+        if (removed[0]) {
+            entry.unsubscribe();
+        }
+    }
+
+    // ---------------------------------------------------------------- close
+
+    private void checkOpen() {
+        if (closed.get()) {
+            throw closedException();
+        }
+    }
+
+    private IllegalStateException closedException() {
+        return new IllegalStateException("LockProvider for " + store.address() + " (client " + clientId
+                + ") is closed");
+    }
+
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        scheduler.shutdownNow();
+        long budget = options.operationTimeout().toNanos() * 2;
+        long start = time.nanoTime();
+        int released = 0;
+        int abandoned = 0;
+        for (LockEntry entry : entries.values()) {
+            // wake everyone queued or waiting on this name; they see the closed flag and throw
+            entry.gate.release(POISON);
+            entry.signal.release(POISON);
+            Hold hold = entry.hold;
+            if (hold == null) {
+                continue;
+            }
+            synchronized (hold) {
+                if (hold.state != Hold.State.HELD) {
+                    continue;
+                }
+                hold.state = Hold.State.RELEASED;
+            }
+            if (time.nanoTime() - start > budget) {
+                abandoned++;
+                continue;
+            }
+            try {
+                store.release(entry.name, clientId);
+                released++;
+            } catch (RuntimeException e) {
+                abandoned++;
+                log.warn("Closing {}: could not release lock '{}'; it frees itself when its lease ends: {}",
+                        this, entry.name, e.getMessage());
+            }
+        }
+        for (LockEntry entry : entries.values()) {
+            entry.unsubscribe();
+        }
+        renewing.clear();
+        try {
+            store.close();
+        } catch (RuntimeException e) {
+            log.warn("Closing {}: the store did not close cleanly: {}", this, e.getMessage());
+        }
+        if (released > 0 || abandoned > 0) {
+            log.info("Closed {}: released {} lock(s), left {} to expire with their lease", this, released,
+                    abandoned);
+        }
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    private InterruptedException interruptedWith(String name, Exception cause) {
+        InterruptedException e = new InterruptedException("interrupted while acquiring lock '" + name + "' on "
+                + store.address());
+        e.initCause(cause);
+        return e;
+    }
+
+    private static String waitLimit(boolean timed, long waitNanos) {
+        return timed ? " (wait limit " + millis(waitNanos) + " ms)" : "";
+    }
+
+    static long millis(long nanos) {
+        return TimeUnit.NANOSECONDS.toMillis(nanos);
+    }
+
+    TimeSource time() {
+        return time;
+    }
+
+    /** Losses the store detects on its own. */
+    private final class Events implements StoreEvents {
+        @Override
+        public void holdLost(String name, String reason) {
+            LockEntry entry = entries.get(name);
+            Hold hold = entry == null ? null : entry.hold;
+            if (hold != null) {
+                markLost(hold, reason);
+            }
+        }
+
+        @Override
+        public void allHoldsLost(String reason) {
+            for (LockEntry entry : entries.values()) {
+                Hold hold = entry.hold;
+                if (hold != null) {
+                    markLost(hold, reason);
+                }
+            }
+        }
+    }
+
+}

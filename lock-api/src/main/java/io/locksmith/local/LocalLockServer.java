@@ -1,0 +1,338 @@
+package io.locksmith.local;
+
+import io.locksmith.LockBackendException;
+import io.locksmith.LockInfo;
+import io.locksmith.LockOptions;
+import io.locksmith.spi.LockStore;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * An in-JVM lock store behind {@code local://name} URIs: the reference backend of the contract and a test
+ * double for applications.
+ *
+ * <p>It behaves like a remote store: leases really expire (on this server's own clock, {@link System#nanoTime}),
+ * fencing counters only grow, and it can be taken down ({@link #kill()}), paused ({@link #pause()}) and brought
+ * back so an application can test how it copes with an unavailable store. Every provider opened on
+ * {@code local://name} in this JVM talks to the same server.
+ */
+public final class LocalLockServer {
+
+    private static final Map<String, LocalLockServer> SERVERS = new ConcurrentHashMap<>();
+
+    private final String name;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition resumed = lock.newCondition();
+    private final Map<String, Hold> holds = new HashMap<>();
+    private final Map<String, Long> counters = new HashMap<>();
+    private final Map<String, List<Runnable>> subscribers = new ConcurrentHashMap<>();
+    private final AtomicLong operations = new AtomicLong();
+    private boolean down;
+    private boolean paused;
+
+    private LocalLockServer(String name) {
+        this.name = name;
+    }
+
+    /** The server for {@code local://name}, created on first use. */
+    public static LocalLockServer named(String name) {
+        Objects.requireNonNull(name, "name");
+        return SERVERS.computeIfAbsent(name, LocalLockServer::new);
+    }
+
+    /** The name of this server, as in {@code local://name}. */
+    public String name() {
+        return name;
+    }
+
+    /** Takes the server down: calls fail at once, and every hold is forgotten. Fencing counters survive. */
+    public void kill() {
+        lock.lock();
+        try {
+            down = true;
+            holds.clear();
+            paused = false;
+            resumed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Brings a killed server back, empty but for its fencing counters. */
+    public void start() {
+        lock.lock();
+        try {
+            down = false;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Freezes the server: calls wait until {@link #resume()} or until their operation timeout. */
+    public void pause() {
+        lock.lock();
+        try {
+            paused = true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Lets a paused server answer again. */
+    public void resume() {
+        lock.lock();
+        try {
+            paused = false;
+            resumed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Frees {@code name} in {@code namespace} whoever holds it, as an operator would. */
+    public boolean forceRelease(String namespace, String name) {
+        String key = key(namespace, name);
+        boolean released;
+        lock.lock();
+        try {
+            released = holds.remove(key) != null;
+        } finally {
+            lock.unlock();
+        }
+        publish(key);
+        return released;
+    }
+
+    /** The keys ({@code namespace + '\u0000' + name}) held now and not expired. */
+    public Set<String> heldKeys() {
+        lock.lock();
+        try {
+            long now = System.nanoTime();
+            holds.values().removeIf(h -> h.expired(now));
+            return new TreeSet<>(holds.keySet());
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The names held now in {@code namespace}. */
+    public Set<String> heldNames(String namespace) {
+        String prefix = namespace + '\u0000';
+        Set<String> names = new TreeSet<>();
+        for (String key : heldKeys()) {
+            if (key.startsWith(prefix)) {
+                names.add(key.substring(prefix.length()));
+            }
+        }
+        return names;
+    }
+
+    /**
+     * A new store client of this server for a provider built with {@code options}: wrap it with
+     * {@link io.locksmith.spi.LockStores#newProvider} (or decorate it first, to test the machinery).
+     */
+    public LockStore newStore(LockOptions options) {
+        return new LocalLockStore(this, Objects.requireNonNull(options, "options"));
+    }
+
+    /** How many operations this server has served, for round-trip accounting in tests. */
+    public long operationCount() {
+        return operations.get();
+    }
+
+    @Override
+    public String toString() {
+        return "local://" + name;
+    }
+
+    static String key(String namespace, String name) {
+        // NUL cannot occur in a namespace or a lock name, so the pair maps to the key injectively.
+        return namespace + '\u0000' + name;
+    }
+
+    // ---- operations of LocalLockStore; each counts as one round trip ----
+
+    /** Returns the new fencing token (> 0), or the negated remaining lease in nanos (<= 0) when busy. */
+    long acquire(String key, String owner, long leaseNanos, Duration timeout) {
+        enter(timeout);
+        try {
+            long now = System.nanoTime();
+            Hold current = holds.get(key);
+            if (current != null && !current.expired(now) && !current.owner.equals(owner)) {
+                return -Math.max(0, current.expiresAt - now);
+            }
+            long token = counters.merge(key, 1L, Long::sum);
+            holds.put(key, new Hold(owner, token, now + leaseNanos));
+            return token;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    boolean release(String key, String owner, Duration timeout) {
+        boolean released;
+        enter(timeout);
+        try {
+            Hold current = holds.get(key);
+            released = current != null && current.owner.equals(owner) && !current.expired(System.nanoTime());
+            if (released) {
+                holds.remove(key);
+            }
+        } finally {
+            lock.unlock();
+        }
+        if (released) {
+            publish(key);
+        }
+        return released;
+    }
+
+    List<String> renew(List<String> keys, String owner, long leaseNanos, Duration timeout) {
+        List<String> gone = new ArrayList<>();
+        enter(timeout);
+        try {
+            long now = System.nanoTime();
+            for (String key : keys) {
+                Hold current = holds.get(key);
+                if (current != null && current.owner.equals(owner) && !current.expired(now)) {
+                    current.expiresAt = now + leaseNanos;
+                } else {
+                    gone.add(key);
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+        return gone;
+    }
+
+    boolean isLocked(String key, Duration timeout) {
+        enter(timeout);
+        try {
+            Hold current = holds.get(key);
+            return current != null && !current.expired(System.nanoTime());
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    LockInfo inspect(String key, String name, Duration timeout) {
+        enter(timeout);
+        try {
+            long now = System.nanoTime();
+            Hold current = holds.get(key);
+            if (current == null || current.expired(now)) {
+                return LockInfo.free(name, counters.get(key));
+            }
+            return LockInfo.held(name, current.owner, current.acquiredAt, Duration.ofNanos(current.expiresAt - now),
+                    current.token);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    boolean forceRelease(String key, Duration timeout) {
+        boolean released;
+        enter(timeout);
+        try {
+            Hold current = holds.remove(key);
+            released = current != null && !current.expired(System.nanoTime());
+        } finally {
+            lock.unlock();
+        }
+        publish(key);
+        return released;
+    }
+
+    Runnable subscribe(String key, Runnable listener) {
+        // add inside compute: an unsubscribe that empties and drops the list at the same moment must not leave
+        // this listener in a list nobody publishes to any more
+        subscribers.compute(key, (k, list) -> {
+            List<Runnable> listeners = list != null ? list : new CopyOnWriteArrayList<>();
+            listeners.add(listener);
+            return listeners;
+        });
+        return () -> subscribers.computeIfPresent(key, (k, list) -> {
+            list.remove(listener);
+            return list.isEmpty() ? null : list;
+        });
+    }
+
+    private void publish(String key) {
+        List<Runnable> listeners = subscribers.get(key);
+        if (listeners != null) {
+            listeners.forEach(Runnable::run);
+        }
+    }
+
+    /** Locks the server for one operation, honouring down and paused states; the caller unlocks. */
+    private void enter(Duration timeout) {
+        long start = System.nanoTime();
+        long remaining = timeout.toNanos();
+        try {
+            if (!lock.tryLock(remaining, TimeUnit.NANOSECONDS)) {
+                throw timedOut(timeout, start);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockBackendException(this + " - interrupted while waiting for the server", e);
+        }
+        boolean entered = false;
+        try {
+            while (paused && !down) {
+                remaining = timeout.toNanos() - (System.nanoTime() - start);
+                if (remaining <= 0) {
+                    throw timedOut(timeout, start);
+                }
+                resumed.awaitNanos(remaining);
+            }
+            if (down) {
+                throw new LockBackendException(this + " - server is down (connection refused)");
+            }
+            operations.incrementAndGet();
+            entered = true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockBackendException(this + " - interrupted while waiting for the server", e);
+        } finally {
+            if (!entered) {
+                lock.unlock();
+            }
+        }
+    }
+
+    private LockBackendException timedOut(Duration timeout, long start) {
+        return new LockBackendException(this + " - no answer within the operation timeout of " + timeout.toMillis()
+                + " ms (waited " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) + " ms)");
+    }
+
+    private static final class Hold {
+        final String owner;
+        final long token;
+        final Instant acquiredAt = Instant.now();
+        long expiresAt;
+
+        Hold(String owner, long token, long expiresAt) {
+            this.owner = owner;
+            this.token = token;
+            this.expiresAt = expiresAt;
+        }
+
+        boolean expired(long now) {
+            return now - expiresAt >= 0;
+        }
+    }
+}

@@ -1,0 +1,418 @@
+package io.locksmith.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.locksmith.DistributedLock;
+import io.locksmith.LockBackendException;
+import io.locksmith.LockLostException;
+import io.locksmith.LockOptions;
+import io.locksmith.LockProvider;
+import io.locksmith.local.LocalLockServer;
+import io.locksmith.spi.Acquisition;
+import io.locksmith.spi.LockStore;
+import io.locksmith.spi.LockStores;
+import io.locksmith.spi.StoreEvents;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** The shared machinery, driven through the public API over the real in-JVM store with decorated calls. */
+class StoreLockProviderTest {
+
+    private final LocalLockServer server = LocalLockServer.named("machinery-" + UUID.randomUUID());
+    private final BlockingQueue<String> losses = new LinkedBlockingQueue<>();
+    private final LockOptions options = LockOptions.builder()
+            .leaseTime(Duration.ofSeconds(30))
+            .operationTimeout(Duration.ofSeconds(1))
+            .listener((name, reason) -> losses.add(name + ": " + reason))
+            .build();
+    private final List<LockProvider> providers = new ArrayList<>();
+
+    @AfterEach
+    void closeProviders() {
+        providers.forEach(LockProvider::close);
+        assertThat(server.heldKeys()).as("locks left in the store").isEmpty();
+    }
+
+    private LockProvider provider(LockOptions opts, Function<LockStore, LockStore> decorate) {
+        LockProvider provider = LockStores.newProvider(decorate.apply(server.newStore(opts)), opts);
+        providers.add(provider);
+        return provider;
+    }
+
+    private LockProvider provider() {
+        return provider(options, Function.identity());
+    }
+
+    @Test
+    void aReleaseRetriedAfterAFailureThatWentThroughSucceeds() {
+        AtomicBoolean failNextRelease = new AtomicBoolean(true);
+        LockProvider provider = provider(options, store -> new ForwardingStore(store) {
+            @Override
+            public boolean release(String name, String owner) {
+                boolean released = super.release(name, owner);
+                if (failNextRelease.getAndSet(false)) {
+                    throw new LockBackendException("response timed out (the release went through)");
+                }
+                return released;
+            }
+        });
+        DistributedLock lock = provider.getLock("retry");
+        lock.lock();
+        assertThatThrownBy(lock::unlock).isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("call unlock() again").hasMessageContaining("'retry'");
+        assertThat(lock.isHeldByCurrentThread()).as("hold kept after a failed release").isTrue();
+        lock.unlock(); // the store has nothing any more: the retry must not fail
+        assertThat(lock.isHeldByCurrentThread()).isFalse();
+        assertThat(losses).isEmpty();
+        assertThat(provider().getLock("retry").tryLock()).isTrue();
+        providers.get(1).getLock("retry").unlock();
+    }
+
+    @Test
+    void aFirstReleaseThatFindsNothingReportsTheLoss() throws Exception {
+        DistributedLock lock = provider().getLock("gone");
+        lock.lock();
+        server.forceRelease(options.namespace(), "gone");
+        assertThatThrownBy(lock::unlock).isInstanceOf(LockLostException.class).hasMessageContaining("'gone'");
+        assertThatThrownBy(lock::unlock).isNotInstanceOf(LockLostException.class)
+                .isInstanceOf(IllegalMonitorStateException.class);
+        assertThat(losses.poll(5, TimeUnit.SECONDS)).startsWith("gone: ").contains("no longer had it");
+        assertThat(losses.poll(200, TimeUnit.MILLISECONDS)).isNull();
+    }
+
+    @Test
+    void anInterruptAtTheMomentOfGrantLeavesNothingHeld() {
+        LockProvider provider = provider(options, store -> new ForwardingStore(store) {
+            @Override
+            public Acquisition tryAcquire(String name, String owner, Duration lease, Duration wait) {
+                Acquisition outcome = super.tryAcquire(name, owner, lease, wait);
+                Thread.currentThread().interrupt(); // the interrupt lands while the grant is on its way back
+                return outcome;
+            }
+        });
+        DistributedLock lock = provider.getLock("grant");
+        assertThatThrownBy(lock::lockInterruptibly).isInstanceOf(InterruptedException.class)
+                .hasMessageContaining("released");
+        assertThat(lock.isHeldByCurrentThread()).isFalse();
+        assertThat(server.heldKeys()).isEmpty();
+        assertThat(Thread.interrupted()).as("InterruptedException clears the flag").isFalse();
+    }
+
+    @Test
+    void anInterruptedThreadStillLocksAndUnlocksAndKeepsItsFlag() {
+        LockProvider provider = provider(options, store -> new ForwardingStore(store) {
+            @Override
+            public Acquisition tryAcquire(String name, String owner, Duration lease, Duration wait) {
+                assertThat(Thread.currentThread().isInterrupted()).as("flag hidden from the store").isFalse();
+                return super.tryAcquire(name, owner, lease, wait);
+            }
+
+            @Override
+            public boolean release(String name, String owner) {
+                assertThat(Thread.currentThread().isInterrupted()).as("flag hidden from the store").isFalse();
+                return super.release(name, owner);
+            }
+        });
+        DistributedLock lock = provider.getLock("flag");
+        Thread.currentThread().interrupt();
+        try {
+            lock.lock();
+            assertThat(Thread.currentThread().isInterrupted()).isTrue();
+            lock.unlock();
+            assertThat(Thread.currentThread().isInterrupted()).isTrue();
+            assertThat(server.heldKeys()).isEmpty();
+        } finally {
+            Thread.interrupted();
+        }
+    }
+
+    @Test
+    void aStoreDownForLongerThanTheLeaseCostsOneFailedCallPerRound() throws Exception {
+        AtomicInteger renewCalls = new AtomicInteger();
+        LockOptions fast = options.toBuilder().leaseTime(Duration.ofMillis(900)).build();
+        LockProvider provider = provider(fast, store -> new ForwardingStore(store) {
+            @Override
+            public int renewBatchSize() {
+                return 10;
+            }
+
+            @Override
+            public Set<String> renew(List<String> names, String owner, Duration lease) {
+                renewCalls.incrementAndGet();
+                return super.renew(names, owner, lease);
+            }
+        });
+        List<DistributedLock> locks = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            DistributedLock lock = provider.getLock("down-" + i);
+            lock.lock();
+            locks.add(lock);
+        }
+        server.kill();
+        try {
+            for (int i = 0; i < 50; i++) {
+                assertThat(losses.poll(10, TimeUnit.SECONDS)).as("loss %d", i).isNotNull().contains("renewal failed");
+            }
+            // 5 batches a round: a round that meets a dead store stops after its first failed call
+            assertThat(renewCalls.get()).isLessThan(5 * 3);
+            assertThat(locks).noneMatch(DistributedLock::isHeldByCurrentThread);
+            for (DistributedLock lock : locks) {
+                assertThatThrownBy(lock::unlock).isInstanceOf(LockLostException.class);
+            }
+        } finally {
+            server.start();
+        }
+    }
+
+    @Test
+    void anEndlessWaitIsNotAnOverflow() throws Exception {
+        DistributedLock lock = provider().getLock("endless");
+        assertThat(lock.tryLock(Long.MAX_VALUE, TimeUnit.DAYS)).isTrue();
+        lock.unlock();
+        assertThat(lock.tryLock(Duration.ofSeconds(Long.MAX_VALUE), Duration.ofSeconds(Long.MAX_VALUE))).isTrue();
+        assertThat(lock.isHeldByCurrentThread()).isTrue();
+        lock.unlock();
+    }
+
+    @Test
+    void operatorsCanInspectAndForceARelease() throws Exception {
+        DistributedLock lock = provider().getLock("stuck");
+        LockProvider operator = provider();
+        assertThat(operator.inspect("stuck").isLocked()).isFalse();
+        lock.lock();
+        long token = lock.fencingToken();
+        var info = operator.inspect("stuck");
+        assertThat(info.isLocked()).isTrue();
+        assertThat(info.owner()).contains(providers.get(0).clientId());
+        assertThat(info.fencingToken()).hasValue(token);
+        assertThat(info.leaseRemaining()).hasValueSatisfying(left ->
+                assertThat(left).isPositive().isLessThanOrEqualTo(options.leaseTime()));
+        assertThat(info.acquiredAt()).isPresent();
+        assertThat(operator.forceRelease("stuck")).isTrue();
+        assertThat(operator.forceRelease("stuck")).isFalse();
+        assertThat(operator.inspect("stuck").isLocked()).isFalse();
+        assertThat(operator.inspect("stuck").fencingToken()).hasValue(token);
+        assertThatThrownBy(lock::unlock).isInstanceOf(LockLostException.class);
+        assertThat(losses.poll(5, TimeUnit.SECONDS)).startsWith("stuck: ");
+        assertThatThrownBy(() -> operator.inspect("bad\n")).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void aWaiterThatGivesUpWithdrawsFromTheStoreQueue() throws Exception {
+        List<String> abandoned = new CopyOnWriteArrayList<>();
+        LockProvider waiter = provider(options, store -> new ForwardingStore(store) {
+            @Override
+            public void abandon(String name, String owner) {
+                abandoned.add(name + " by " + owner);
+            }
+        });
+        DistributedLock held = provider().getLock("queue-exit");
+        held.lock();
+        DistributedLock lock = waiter.getLock("queue-exit");
+        assertThat(lock.tryLock()).isFalse();
+        assertThat(lock.tryLock(50, TimeUnit.MILLISECONDS)).isFalse();
+        assertThat(abandoned).containsExactly("queue-exit by " + waiter.clientId(), "queue-exit by " + waiter.clientId());
+        held.unlock();
+        assertThat(lock.tryLock()).isTrue();
+        lock.unlock();
+        assertThat(abandoned).hasSize(2);
+    }
+
+    @Test
+    void reentryCostsNoRoundTrip() {
+        DistributedLock lock = provider().getLock("again");
+        lock.lock();
+        long before = server.operationCount();
+        for (int i = 0; i < 100; i++) {
+            assertThat(lock.tryLock()).isTrue();
+            lock.lock();
+        }
+        assertThat(lock.getHoldCount()).isEqualTo(201);
+        for (int i = 0; i < 200; i++) {
+            lock.unlock();
+        }
+        assertThat(server.operationCount()).isEqualTo(before);
+        lock.unlock();
+        assertThat(server.operationCount()).isEqualTo(before + 1);
+    }
+
+    @Test
+    void renewalsAreBatchedAndNeedNoThreadPerLock() {
+        List<Integer> batches = new CopyOnWriteArrayList<>();
+        // a lease so long that the scheduler stays out of the way: the test runs the rounds itself
+        LockOptions slow = options.toBuilder().leaseTime(Duration.ofHours(1)).build();
+        LockProvider provider = provider(slow, store -> new ForwardingStore(store) {
+            @Override
+            public Set<String> renew(List<String> names, String owner, Duration lease) {
+                batches.add(names.size());
+                return super.renew(names, owner, lease);
+            }
+        });
+        int threadsBefore = Thread.activeCount();
+        List<DistributedLock> locks = new ArrayList<>();
+        for (int i = 0; i < 250; i++) {
+            DistributedLock lock = provider.getLock("batch-" + i);
+            lock.lock();
+            locks.add(lock);
+        }
+        ((StoreLockProvider) provider).renewAll();
+        ((StoreLockProvider) provider).renewAll();
+        // each round renews all 250 holds in ceil(250 / 100) = 3 calls of at most 100 names
+        assertThat(batches).hasSize(6).allMatch(size -> size <= 100);
+        assertThat(batches.stream().mapToInt(Integer::intValue).sum()).isEqualTo(500);
+        assertThat(Thread.activeCount() - threadsBefore).as("threads added by 250 holds").isLessThanOrEqualTo(1);
+        assertThat(locks).allMatch(DistributedLock::isHeldByCurrentThread);
+        assertThat(losses).isEmpty();
+        locks.forEach(DistributedLock::unlock);
+    }
+
+    @Test
+    void theSchedulerRenewsHoldsPastTheirLease() throws Exception {
+        AtomicInteger renewals = new AtomicInteger();
+        LockOptions fast = options.toBuilder().leaseTime(Duration.ofMillis(1500)).build();
+        LockProvider provider = provider(fast, store -> new ForwardingStore(store) {
+            @Override
+            public Set<String> renew(List<String> names, String owner, Duration lease) {
+                renewals.incrementAndGet();
+                return super.renew(names, owner, lease);
+            }
+        });
+        DistributedLock lock = provider.getLock("kept");
+        lock.lock();
+        awaitTrue(() -> renewals.get() >= 6, Duration.ofSeconds(20)); // at least three leases' worth of renewals
+        assertThat(lock.isHeldByCurrentThread()).isTrue();
+        assertThat(provider().getLock("kept").tryLock()).isFalse();
+        assertThat(losses).isEmpty();
+        lock.unlock();
+    }
+
+    @Test
+    void threadsOfOneProviderQueueLocallyInsteadOfPollingTheStore() throws Exception {
+        AtomicInteger attempts = new AtomicInteger();
+        LockProvider waiters = provider(options, store -> new ForwardingStore(store) {
+            @Override
+            public Acquisition tryAcquire(String name, String owner, Duration lease, Duration wait) {
+                attempts.incrementAndGet();
+                return super.tryAcquire(name, owner, lease, wait);
+            }
+        });
+        DistributedLock held = provider().getLock("queue");
+        held.lock();
+        int threads = 5;
+        CountDownLatch done = new CountDownLatch(threads);
+        AtomicInteger acquired = new AtomicInteger();
+        for (int i = 0; i < threads; i++) {
+            Thread t = new Thread(() -> {
+                DistributedLock lock = waiters.getLock("queue");
+                lock.lock();
+                acquired.incrementAndGet();
+                lock.unlock();
+                done.countDown();
+            });
+            t.start();
+        }
+        awaitTrue(() -> attempts.get() >= 2, Duration.ofSeconds(10));
+        Thread.sleep(300); // give the queued threads every chance to hit the store, which they must not
+        assertThat(attempts.get()).as("store attempts while the lock is held elsewhere: the head's first try and "
+                + "its re-check after subscribing").isEqualTo(2);
+        held.unlock();
+        assertThat(done.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(acquired.get()).isEqualTo(threads);
+    }
+
+    @Test
+    void aHoldWhoseThreadDiedIsReleasedAndReported() throws Exception {
+        LockOptions fast = options.toBuilder().leaseTime(Duration.ofMillis(600)).build();
+        LockProvider provider = provider(fast, Function.identity());
+        Thread owner = new Thread(() -> provider.getLock("orphan").lock());
+        owner.start();
+        owner.join();
+        assertThat(losses.poll(10, TimeUnit.SECONDS)).startsWith("orphan: ").contains("ended without unlocking");
+        assertThat(provider().getLock("orphan").tryLock()).isTrue();
+        providers.get(1).getLock("orphan").unlock();
+        assertThat(provider.getLock("orphan").tryLock()).as("the provider's own threads may lock it again").isTrue();
+        provider.getLock("orphan").unlock();
+    }
+
+    @Test
+    void lossesPushedByTheStoreEndTheHold() throws Exception {
+        AtomicReference<StoreEvents> events = new AtomicReference<>();
+        LockProvider provider = provider(options, store -> new ForwardingStore(store) {
+            @Override
+            public void start(StoreEvents sink) {
+                events.set(sink);
+            }
+        });
+        DistributedLock a = provider.getLock("session-a");
+        DistributedLock b = provider.getLock("session-b");
+        a.lock();
+        b.lock();
+        events.get().holdLost("session-a", "node deleted");
+        assertThat(losses.poll(5, TimeUnit.SECONDS)).isEqualTo("session-a: node deleted");
+        assertThat(a.isHeldByCurrentThread()).isFalse();
+        assertThat(b.isHeldByCurrentThread()).isTrue();
+        events.get().allHoldsLost("session expired");
+        assertThat(losses.poll(5, TimeUnit.SECONDS)).isEqualTo("session-b: session expired");
+        assertThatThrownBy(b::fencingToken).isInstanceOf(LockLostException.class).hasMessageContaining("session expired");
+        assertThatThrownBy(b::unlock).isInstanceOf(LockLostException.class);
+        assertThatThrownBy(a::unlock).isInstanceOf(LockLostException.class).hasMessageContaining("node deleted");
+        assertThat(losses).isEmpty();
+        // the store still has them (this store did not really lose them): free them for the leak check
+        server.forceRelease(options.namespace(), "session-a");
+        server.forceRelease(options.namespace(), "session-b");
+        a.lock();
+        assertThat(a.getHoldCount()).isEqualTo(1);
+        a.unlock();
+    }
+
+    @Test
+    void anExplicitLeaseEndsByItselfAndIsReportedOnce() throws Exception {
+        DistributedLock lock = provider().getLock("lease");
+        assertThat(lock.tryLock(Duration.ZERO, Duration.ofMillis(200))).isTrue();
+        assertThat(losses.poll(10, TimeUnit.SECONDS)).startsWith("lease: ").contains("200 ms");
+        assertThat(lock.isHeldByCurrentThread()).isFalse();
+        assertThatThrownBy(lock::unlock).isInstanceOf(LockLostException.class);
+        assertThat(losses.poll(300, TimeUnit.MILLISECONDS)).isNull();
+    }
+
+    @Test
+    void aStoreThatIsDownFailsCallsWithItsAddress() {
+        DistributedLock lock = provider().getLock("down");
+        server.kill();
+        try {
+            assertThatThrownBy(lock::lock).isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("'down'").hasMessageContaining(server.toString());
+            assertThatThrownBy(() -> lock.tryLock(100, TimeUnit.MILLISECONDS)).isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("wait limit 100 ms");
+        } finally {
+            server.start();
+        }
+        lock.lock();
+        lock.unlock();
+    }
+
+    private static void awaitTrue(java.util.function.BooleanSupplier condition, Duration limit) throws InterruptedException {
+        long deadline = System.nanoTime() + limit.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError("condition not met within " + limit);
+            }
+            Thread.sleep(10);
+        }
+    }
+}
