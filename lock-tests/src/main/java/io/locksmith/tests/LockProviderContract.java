@@ -1,0 +1,1903 @@
+package io.locksmith.tests;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.fail;
+import static org.junit.jupiter.api.DynamicContainer.dynamicContainer;
+import static org.junit.jupiter.api.DynamicTest.dynamicTest;
+
+import io.locksmith.DistributedLock;
+import io.locksmith.LockBackendException;
+import io.locksmith.LockHandle;
+import io.locksmith.LockListener;
+import io.locksmith.LockLostException;
+import io.locksmith.LockOptions;
+import io.locksmith.LockProvider;
+import io.locksmith.tests.StoreControl.Fault;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.UnaryOperator;
+import java.util.stream.Stream;
+import org.assertj.core.api.SoftAssertions;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.DynamicContainer;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestFactory;
+import org.junit.jupiter.api.function.Executable;
+
+/**
+ * The contract every Locksmith backend must meet, as an abstract JUnit 5 test class: a backend's test
+ * subclasses it, tells it how to open a provider on the store under test and how to look into that store, and
+ * inherits one {@link Nested} group of tests per part of the contract.
+ *
+ * <pre>{@code
+ * class RedisContractTest extends LockProviderContract {
+ *     protected LockProvider newProvider(LockOptions options) { return LockProvider.open(redisUri, options); }
+ *     protected long storeOperationCount() { return redisInfo("total_commands_processed"); }
+ *     protected Set<String> heldNames(String namespace) { return scanLockKeys(namespace); }
+ *     protected void forceRelease(String namespace, String name) { deleteLockKey(namespace, name); }
+ *     protected Optional<StoreControl> storeControl() { return Optional.of(redisProcessControl); }
+ * }
+ * }</pre>
+ *
+ * <p>Every test runs in a fresh random namespace, so runs never collide in a shared store. Every provider a
+ * test opens is closed after it, and then the kit checks that the store holds no lock state in the test's
+ * namespaces (Caffeine-style invariant check). The failure tests are generated only for the faults
+ * {@link #storeControl()} offers, so nothing is ever skipped.
+ *
+ * <p>Timing assertions are deliberately loose: lower bounds where the contract promises a wait, generous
+ * upper bounds (the contract's bound plus {@link #slack()}) everywhere else, and bounded polling instead of
+ * fixed sleeps wherever something happens asynchronously.
+ */
+public abstract class LockProviderContract {
+
+    private Scope scope;
+
+    /** Creates the contract; subclasses need a no-argument constructor like any JUnit test class. */
+    protected LockProviderContract() {
+    }
+
+    // ------------------------------------------------------------------------------------------------------
+    // Hooks
+    // ------------------------------------------------------------------------------------------------------
+
+    /**
+     * A new client of the store under test, built with exactly these options (namespace, leases, timeouts and
+     * listener included). Each call must give a separate provider, as if from another process; the kit closes
+     * it after the test.
+     */
+    protected abstract LockProvider newProvider(LockOptions options);
+
+    /**
+     * How many operations (round trips) the store under test has served so far, counted on the store's side
+     * where possible. Only differences matter: the kit checks that re-entering a held lock does not change
+     * this number, and that a fresh acquisition does.
+     */
+    protected abstract long storeOperationCount();
+
+    /**
+     * The names of the locks held in the store right now within {@code namespace}, exactly as they were passed
+     * to {@link LockProvider#getLock}, read directly from the store (not through a provider). Expired holds must
+     * not be listed. Used for the leak check after every test and to check that names map to keys one to one.
+     */
+    protected abstract Set<String> heldNames(String namespace);
+
+    /**
+     * Deletes the lock state of {@code name} in {@code namespace} directly in the store, as an operator would,
+     * so that its holder loses the hold without being told.
+     */
+    protected abstract void forceRelease(String namespace, String name);
+
+    /**
+     * A control to inject failures into the store, if the test fixture can; the failure tests run for each of
+     * its {@link StoreControl#faults()}. Default: none, and no failure tests are generated.
+     */
+    protected Optional<StoreControl> storeControl() {
+        return Optional.empty();
+    }
+
+    /**
+     * The options every test starts from: a 2 s lease (renewed every third of it), a 1 s operation timeout and
+     * a 5 ms to 100 ms backoff. The kit then sets its own namespace and listener, and some tests change the
+     * lease. Override to adapt to a slow store, keeping the lease well below {@link #slack()}.
+     */
+    protected LockOptions.Builder baseOptions() {
+        return LockOptions.builder()
+                .leaseTime(Duration.ofSeconds(2))
+                .operationTimeout(Duration.ofSeconds(1))
+                .retryBackoff(Duration.ofMillis(5), Duration.ofMillis(100));
+    }
+
+    /**
+     * Extra time every upper bound allows on top of what the contract promises, for slow or busy machines;
+     * default 5 s.
+     */
+    protected Duration slack() {
+        return Duration.ofSeconds(5);
+    }
+
+    /**
+     * How long the store may take to show a release that {@link LockProvider#close()} or {@code unlock()}
+     * made, before the leak check fails; default 1 s. Keep it shorter than the lease of {@link #baseOptions()},
+     * or holds that were never released would expire within it and go unnoticed.
+     */
+    protected Duration releaseGrace() {
+        return Duration.ofSeconds(1);
+    }
+
+    // ------------------------------------------------------------------------------------------------------
+    // Helpers for subclasses that add backend-specific tests
+    // ------------------------------------------------------------------------------------------------------
+
+    /** The random namespace of the running test. */
+    protected final String namespace() {
+        return scope().namespace;
+    }
+
+    /** Opens a provider on the store under test with the test's options; it is closed after the test. */
+    protected final LockProvider open() {
+        return open(UnaryOperator.identity());
+    }
+
+    /**
+     * Opens a provider with the test's options changed by {@code customizer}; it is closed after the test, and
+     * the namespace it uses is included in the leak check.
+     */
+    protected final LockProvider open(UnaryOperator<LockOptions.Builder> customizer) {
+        Scope s = scope();
+        LossRecorder recorder = new LossRecorder();
+        LockOptions options = customizer.apply(baseOptions().namespace(s.namespace).listener(recorder)).build();
+        s.namespaces.add(options.namespace());
+        LockProvider provider = newProvider(options);
+        assertThat(provider).as("newProvider(options)").isNotNull();
+        s.providers.add(provider);
+        synchronized (s.losses) {
+            s.losses.put(provider, recorder);
+        }
+        return provider;
+    }
+
+    // ------------------------------------------------------------------------------------------------------
+    // Lifecycle and the leak check
+    // ------------------------------------------------------------------------------------------------------
+
+    @BeforeEach
+    final void openScope() {
+        scope = new Scope();
+    }
+
+    @AfterEach
+    final void closeScopeAndCheckForLeaks() throws Throwable {
+        Scope s = scope;
+        scope = null;
+        if (s != null) {
+            s.close();
+        }
+    }
+
+    private Scope scope() {
+        if (scope == null) {
+            throw new IllegalStateException("no contract test is running");
+        }
+        return scope;
+    }
+
+    /** Runs {@code body} in a scope of its own (namespace, providers, leak check), as a dynamic test needs. */
+    private void isolated(Executable body) throws Throwable {
+        Scope outer = scope;
+        Scope inner = new Scope();
+        scope = inner;
+        Throwable failure = null;
+        try {
+            body.execute();
+        } catch (Throwable t) {
+            failure = t;
+        } finally {
+            scope = outer;
+        }
+        try {
+            inner.close();
+        } catch (Throwable t) {
+            if (failure == null) {
+                failure = t;
+            } else {
+                failure.addSuppressed(t);
+            }
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    /** What one test opened: its namespace(s), providers, worker threads and injected faults. */
+    private final class Scope {
+        final String namespace = "lt" + Long.toHexString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE);
+        final Set<String> namespaces = Collections.synchronizedSet(new LinkedHashSet<>(List.of(namespace)));
+        final List<LockProvider> providers = new CopyOnWriteArrayList<>();
+        final Map<LockProvider, LossRecorder> losses = new IdentityHashMap<>();
+        final List<Actor> actors = new CopyOnWriteArrayList<>();
+        final Set<Fault> activeFaults = Collections.synchronizedSet(EnumSet.noneOf(Fault.class));
+
+        void close() throws Throwable {
+            List<Throwable> problems = new ArrayList<>();
+            for (Fault fault : List.copyOf(activeFaults)) {
+                try {
+                    fault.heal(storeControl().orElseThrow());
+                } catch (Throwable t) {
+                    problems.add(t);
+                }
+            }
+            activeFaults.clear();
+            for (LockProvider provider : providers) {
+                try {
+                    provider.close();
+                } catch (Throwable t) {
+                    problems.add(new AssertionError("close() of provider " + provider.clientId() + " failed", t));
+                }
+            }
+            for (Actor actor : actors) {
+                try {
+                    actor.shutDown(opBound());
+                } catch (Throwable t) {
+                    problems.add(t);
+                }
+            }
+            for (String ns : List.copyOf(namespaces)) {
+                AtomicReference<Set<String>> left = new AtomicReference<>(Set.of());
+                boolean clean = eventually(releaseGrace(), () -> {
+                    left.set(heldNames(ns));
+                    return left.get().isEmpty();
+                });
+                if (!clean) {
+                    problems.add(new AssertionError("leak check: after every provider was closed, the store "
+                            + "still holds " + left.get().stream().map(LockProviderContract::show).toList()
+                            + " in namespace '" + ns + "' (waited " + releaseGrace().toMillis() + " ms)"));
+                }
+            }
+            if (!problems.isEmpty()) {
+                Throwable first = problems.get(0);
+                for (Throwable other : problems.subList(1, problems.size())) {
+                    first.addSuppressed(other);
+                }
+                throw first;
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------------
+    // Exclusion
+    // ------------------------------------------------------------------------------------------------------
+
+    /** Mutual exclusion between owners: threads of one provider and separate providers. */
+    @Nested
+    @DisplayName("exclusion")
+    public class Exclusion {
+
+        @Test
+        @DisplayName("3 providers x 3 threads never hold the lock at once; no update is lost; tokens grow")
+        void threadsOfSeveralProvidersNeverOverlap() throws Exception {
+            String name = "counter";
+            int providers = 3;
+            int threadsPerProvider = 3;
+            int iterations = 25;
+            int total = providers * threadsPerProvider * iterations;
+            ExclusionChecker checker = new ExclusionChecker();
+            // Deliberately not atomic as a whole: read, pause, write. Only exclusion keeps every increment.
+            AtomicInteger counter = new AtomicInteger();
+            List<Throwable> unlockFailures = new CopyOnWriteArrayList<>();
+            CyclicBarrier start = new CyclicBarrier(providers * threadsPerProvider);
+            List<Future<Void>> workers = new ArrayList<>();
+            for (int p = 0; p < providers; p++) {
+                LockProvider provider = open();
+                DistributedLock lock = provider.getLock(name);
+                for (int t = 0; t < threadsPerProvider; t++) {
+                    String owner = provider.clientId() + "#" + t;
+                    Actor worker = actor("worker-p" + p + "-t" + t);
+                    workers.add(worker.submit(() -> {
+                        start.await();
+                        for (int i = 0; i < iterations; i++) {
+                            incrementUnderLock(lock, i, owner, checker, counter, unlockFailures);
+                        }
+                        return null;
+                    }));
+                }
+            }
+            for (Future<Void> worker : workers) {
+                await(worker, Duration.ofSeconds(60).plus(slack()), "worker of the exclusion run");
+            }
+            checker.assertClean();
+            assertThat(unlockFailures).as("unlock() failures of holds that were never given up").isEmpty();
+            assertThat(checker.report().acquisitions()).as("recorded acquisitions").isEqualTo(total);
+            assertThat(counter.get()).as("unguarded read-pause-write counter after %d increments", total)
+                    .isEqualTo(total);
+        }
+
+        private void incrementUnderLock(DistributedLock lock, int iteration, String owner, ExclusionChecker checker,
+                AtomicInteger counter, List<Throwable> unlockFailures) throws InterruptedException {
+            LockHandle handle = null;
+            switch (iteration % 4) {
+                case 0 -> lock.lock();
+                case 1 -> lock.lockInterruptibly();
+                case 2 -> assertThat(lock.tryLock(30, TimeUnit.SECONDS)).as("tryLock(30 s) under contention")
+                        .isTrue();
+                default -> handle = lock.acquire();
+            }
+            checker.acquired(lock.name(), owner, handle != null ? handle.fencingToken() : lock.fencingToken());
+            int seen = counter.get();
+            Thread.sleep(1);
+            counter.set(seen + 1);
+            checker.releasing(lock.name(), owner);
+            // Keep going after a failed unlock, so that the checker's report shows what went wrong.
+            try {
+                if (handle != null) {
+                    handle.close();
+                } else {
+                    lock.unlock();
+                }
+            } catch (IllegalMonitorStateException e) {
+                unlockFailures.add(e);
+            }
+        }
+
+        @Test
+        @DisplayName("another thread of the same provider is another owner and waits")
+        void anotherThreadOfTheSameProviderIsAnotherOwner() throws Exception {
+            DistributedLock lock = open().getLock("shared");
+            lock.lock();
+            Actor sibling = actor("sibling");
+            assertThat(sibling.<Boolean>call(opBound(), lock::tryLock)).as("tryLock() by a sibling thread").isFalse();
+            assertThat(sibling.<Boolean>call(opBound(), lock::isHeldByCurrentThread)).as("isHeldByCurrentThread() of sibling")
+                    .isFalse();
+            assertThat(sibling.<Integer>call(opBound(), lock::getHoldCount)).as("getHoldCount() of sibling").isZero();
+            assertThat(sibling.<Boolean>call(waitBound(Duration.ofMillis(200)), () -> lock.tryLock(200, TimeUnit.MILLISECONDS)))
+                    .as("tryLock(200 ms) by a sibling thread").isFalse();
+            assertThat(lock.isHeldByCurrentThread()).as("owner still holds after the sibling's attempts").isTrue();
+            assertThat(lock.getHoldCount()).isEqualTo(1);
+
+            Future<Boolean> waiting = sibling.submit(() -> {
+                lock.lock();
+                boolean held = lock.isHeldByCurrentThread();
+                lock.unlock();
+                return held;
+            });
+            Thread.sleep(200);
+            assertThat(waiting.isDone()).as("sibling's lock() returned while the owner still held the lock")
+                    .isFalse();
+            lock.unlock();
+            assertThat(await(waiting, waitBound(Duration.ZERO), "sibling's lock() after release")).isTrue();
+            assertThat(lock.isHeldByCurrentThread()).isFalse();
+        }
+
+        @Test
+        @DisplayName("two providers exclude each other, and the waiting one gets the lock once it is released")
+        void twoProvidersExcludeEachOther() throws Exception {
+            DistributedLock first = open().getLock("pair");
+            DistributedLock second = open().getLock("pair");
+            assertThat(second.isLocked()).as("isLocked() before anyone locks").isFalse();
+            first.lock();
+            assertThat(second.isLocked()).as("isLocked() seen by the other provider").isTrue();
+            assertThat(second.tryLock()).as("tryLock() by the other provider").isFalse();
+            assertThat(second.tryLock(200, TimeUnit.MILLISECONDS)).as("tryLock(200 ms) by the other provider")
+                    .isFalse();
+            assertThat(second.getHoldCount()).isZero();
+
+            Actor waiter = actor("waiter");
+            Future<Long> waited = waiter.submit(() -> {
+                second.lock();
+                long token = second.fencingToken();
+                second.unlock();
+                return token;
+            });
+            Thread.sleep(200);
+            assertThat(waited.isDone()).as("the other provider's lock() returned while the lock was held").isFalse();
+            long firstToken = first.fencingToken();
+            first.unlock();
+            assertThat(await(waited, waitBound(Duration.ZERO), "the other provider's lock() after release"))
+                    .as("token of the waiter's hold").isGreaterThan(firstToken);
+
+            assertThat(second.tryLock()).as("tryLock() on the free lock").isTrue();
+            assertThat(first.tryLock()).as("first provider's tryLock() while the second holds").isFalse();
+            second.unlock();
+            assertThat(first.isLocked()).as("isLocked() after the last release").isFalse();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------------
+    // Reentrancy
+    // ------------------------------------------------------------------------------------------------------
+
+    /** Re-acquiring a held lock: hold counts, no round trips, same token. */
+    @Nested
+    @DisplayName("reentrancy")
+    public class Reentrancy {
+
+        @Test
+        @DisplayName("every acquisition needs its own unlock; the lock stays held until the last one")
+        void everyAcquisitionNeedsItsOwnUnlock() throws Exception {
+            DistributedLock lock = open().getLock("reentrant");
+            DistributedLock other = open().getLock("reentrant");
+            lock.lock();
+            assertThat(lock.getHoldCount()).isEqualTo(1);
+            assertThat(lock.tryLock()).as("re-entering tryLock()").isTrue();
+            assertThat(lock.getHoldCount()).isEqualTo(2);
+            assertThat(lock.tryLock(1, TimeUnit.SECONDS)).as("re-entering tryLock(1 s)").isTrue();
+            assertThat(lock.getHoldCount()).isEqualTo(3);
+            lock.lockInterruptibly();
+            assertThat(lock.getHoldCount()).isEqualTo(4);
+            assertThat(lock.tryLock(Duration.ZERO, Duration.ofSeconds(30))).as("re-entering tryLock(0, 30 s)")
+                    .isTrue();
+            assertThat(lock.getHoldCount()).isEqualTo(5);
+            LockHandle handle = lock.acquire();
+            assertThat(lock.getHoldCount()).isEqualTo(6);
+
+            handle.close();
+            for (int expected = 5; expected >= 1; expected--) {
+                assertThat(lock.getHoldCount()).as("hold count after %d releases", 6 - expected).isEqualTo(expected);
+                assertThat(lock.isHeldByCurrentThread()).as("still held with hold count %d", expected).isTrue();
+                assertThat(other.tryLock()).as("another provider's tryLock() with hold count %d", expected)
+                        .isFalse();
+                lock.unlock();
+            }
+            assertThat(lock.getHoldCount()).isZero();
+            assertThat(lock.isHeldByCurrentThread()).isFalse();
+            assertThat(other.tryLock()).as("another provider's tryLock() after the last unlock").isTrue();
+            other.unlock();
+        }
+
+        @Test
+        @DisplayName("re-entering and leaving a held lock costs no store operation and keeps the token")
+        void reentryCostsNoStoreOperations() throws Exception {
+            // A long lease keeps the renewer out of the measured window.
+            DistributedLock lock = open(b -> b.leaseTime(Duration.ofSeconds(60))).getLock("reentrant-free");
+            long beforeOuter = storeOperationCount();
+            lock.lock();
+            long afterOuter = storeOperationCount();
+            assertThat(afterOuter).as("storeOperationCount() must count the outermost acquisition "
+                    + "(or the hook does not measure the store)").isGreaterThan(beforeOuter);
+            long token = lock.fencingToken();
+
+            int rounds = 20;
+            List<LockHandle> handles = new ArrayList<>();
+            for (int i = 0; i < rounds; i++) {
+                lock.lock();
+                assertThat(lock.tryLock()).isTrue();
+                assertThat(lock.tryLock(0, TimeUnit.SECONDS)).isTrue();
+                assertThat(lock.tryLock(1, TimeUnit.SECONDS)).isTrue();
+                assertThat(lock.tryLock(Duration.ZERO, Duration.ofSeconds(5))).isTrue();
+                lock.lockInterruptibly();
+                handles.add(lock.acquire());
+                handles.add(lock.tryAcquire(Duration.ZERO).orElseThrow());
+                assertThat(lock.fencingToken()).as("token after re-entry").isEqualTo(token);
+                assertThat(lock.isHeldByCurrentThread()).isTrue();
+            }
+            int reentries = rounds * 8;
+            assertThat(lock.getHoldCount()).isEqualTo(1 + reentries);
+            for (LockHandle handle : handles) {
+                assertThat(handle.fencingToken()).isEqualTo(token);
+                handle.close();
+            }
+            for (int i = 0; i < rounds * 6; i++) {
+                lock.unlock();
+            }
+            long afterInner = storeOperationCount();
+            assertThat(afterInner - afterOuter).as("store operations for %d re-entries and their unlocks", reentries)
+                    .isZero();
+            assertThat(lock.getHoldCount()).isEqualTo(1);
+            assertThat(lock.fencingToken()).isEqualTo(token);
+
+            lock.unlock();
+            assertThat(storeOperationCount()).as("the outermost unlock reaches the store").isGreaterThan(afterInner);
+            assertThat(lock.getHoldCount()).isZero();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------------
+    // Timeouts and interrupts
+    // ------------------------------------------------------------------------------------------------------
+
+    /** Waiting: tryLock never waits, timed waits end, lock() ignores interrupts, lockInterruptibly() does not. */
+    @Nested
+    @DisplayName("timeouts and interrupts")
+    public class TimeoutsAndInterrupts {
+
+        @Test
+        @DisplayName("tryLock() does not wait for another owner")
+        void tryLockNeverWaits() {
+            DistributedLock held = open().getLock("busy");
+            DistributedLock lock = open().getLock("busy");
+            held.lock();
+            long start = System.nanoTime();
+            assertThat(lock.tryLock()).isFalse();
+            assertWithin(start, opBound(), "tryLock() on a held lock");
+            held.unlock();
+        }
+
+        @Test
+        @DisplayName("tryLock(t) gives up after at least t, and within t plus the operation timeout")
+        void timedTryLockGivesUp() throws Exception {
+            DistributedLock held = open().getLock("busy");
+            DistributedLock lock = open().getLock("busy");
+            held.lock();
+            Duration wait = Duration.ofMillis(300);
+            long start = System.nanoTime();
+            assertThat(lock.tryLock(wait.toMillis(), TimeUnit.MILLISECONDS)).isFalse();
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("time tryLock(300 ms) waited")
+                    .isGreaterThanOrEqualTo(wait);
+            assertWithin(start, waitBound(wait), "tryLock(300 ms) on a held lock");
+
+            start = System.nanoTime();
+            assertThat(lock.tryAcquire(wait)).as("tryAcquire(300 ms) on a held lock").isEmpty();
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(wait);
+            assertWithin(start, waitBound(wait), "tryAcquire(300 ms) on a held lock");
+            held.unlock();
+        }
+
+        @Test
+        @DisplayName("tryLock(t) gets the lock when it is released during the wait")
+        void timedTryLockSucceedsWhenReleased() throws Exception {
+            DistributedLock held = open().getLock("handoff");
+            DistributedLock lock = open().getLock("handoff");
+            held.lock();
+            Future<Boolean> waiting = actor("waiter").submit(() -> {
+                boolean got = lock.tryLock(30, TimeUnit.SECONDS);
+                if (got) {
+                    lock.unlock();
+                }
+                return got;
+            });
+            Thread.sleep(200);
+            held.unlock();
+            assertThat(await(waiting, waitBound(Duration.ZERO), "tryLock(30 s) after release")).isTrue();
+        }
+
+        @Test
+        @DisplayName("a zero wait is one attempt: tryLock(0, unit) and tryLock(Duration.ZERO, lease)")
+        void zeroWaitIsOneAttempt() throws Exception {
+            DistributedLock held = open().getLock("zero");
+            DistributedLock lock = open().getLock("zero");
+            assertThat(lock.tryLock(0, TimeUnit.SECONDS)).as("tryLock(0 s) on a free lock").isTrue();
+            lock.unlock();
+            assertThat(lock.tryLock(Duration.ZERO, Duration.ofSeconds(10))).as("tryLock(0, 10 s) on a free lock")
+                    .isTrue();
+            lock.unlock();
+            held.lock();
+            long start = System.nanoTime();
+            assertThat(lock.tryLock(0, TimeUnit.NANOSECONDS)).as("tryLock(0 ns) on a held lock").isFalse();
+            assertThat(lock.tryLock(Duration.ZERO, Duration.ofSeconds(10))).as("tryLock(0, 10 s) on a held lock")
+                    .isFalse();
+            assertWithin(start, opBound().plus(opBound()), "two zero-wait attempts");
+            held.unlock();
+        }
+
+        @Test
+        @DisplayName("lock() is not interruptible and keeps the interrupt status")
+        void lockIsNotInterruptible() throws Exception {
+            DistributedLock held = open().getLock("uninterruptible");
+            DistributedLock lock = open().getLock("uninterruptible");
+            held.lock();
+            Actor waiter = actor("waiter");
+            CountDownLatch entering = new CountDownLatch(1);
+            Future<Outcome> waited = waiter.submit(() -> {
+                entering.countDown();
+                lock.lock();
+                Outcome outcome = new Outcome(true, Thread.currentThread().isInterrupted(), lock.getHoldCount());
+                Thread.interrupted();
+                lock.unlock();
+                return outcome;
+            });
+            entering.await();
+            waiter.awaitWaiting(Duration.ofSeconds(1));
+            waiter.interrupt();
+            Thread.sleep(300);
+            assertThat(waited.isDone()).as("lock() returned (or threw) after an interrupt while the lock was held "
+                    + "elsewhere").isFalse();
+            held.unlock();
+            Outcome outcome = await(waited, waitBound(Duration.ZERO), "lock() after release");
+            assertThat(outcome.holdCount()).as("hold count when lock() returned").isEqualTo(1);
+            assertThat(outcome.interrupted()).as("interrupt status when lock() returned").isTrue();
+        }
+
+        @Test
+        @DisplayName("lock() with the interrupt status already set acquires, keeps it, and unlock() still works")
+        void lockWithInterruptStatusSet() throws Exception {
+            DistributedLock lock = open().getLock("flagged");
+            DistributedLock other = open().getLock("flagged");
+            Outcome outcome = actor("flagged").call(opBound().plus(opBound()), () -> {
+                Thread.currentThread().interrupt();
+                lock.lock();
+                boolean interrupted = Thread.currentThread().isInterrupted();
+                int holds = lock.getHoldCount();
+                lock.unlock();
+                boolean stillInterrupted = Thread.interrupted();
+                return new Outcome(holds == 1 && lock.getHoldCount() == 0, interrupted && stillInterrupted, holds);
+            });
+            assertThat(outcome.holdCount()).as("hold count after lock() with interrupt status set").isEqualTo(1);
+            assertThat(outcome.interrupted()).as("interrupt status kept through lock() and unlock()").isTrue();
+            assertThat(outcome.acquired()).as("released by unlock() with interrupt status set").isTrue();
+            assertThat(other.tryLock()).as("another provider's tryLock() afterwards").isTrue();
+            other.unlock();
+        }
+
+        @Test
+        @DisplayName("lockInterruptibly() with the interrupt status set throws at once and holds nothing")
+        void lockInterruptiblyWithInterruptStatusSet() throws Exception {
+            DistributedLock lock = open().getLock("interruptible");
+            DistributedLock held = open().getLock("interruptible-held");
+            DistributedLock heldHere = open().getLock("interruptible-held");
+            heldHere.lock();
+            Actor caller = actor("caller");
+            for (DistributedLock target : List.of(lock, held)) {
+                Throwable thrown = caller.failureOf(Duration.ofSeconds(2), () -> {
+                    Thread.currentThread().interrupt();
+                    try {
+                        target.lockInterruptibly();
+                    } finally {
+                        Thread.interrupted();
+                    }
+                });
+                assertThat(thrown).as("lockInterruptibly() on '%s' with interrupt status set", target.name())
+                        .isInstanceOf(InterruptedException.class);
+                assertThat(caller.<Integer>call(opBound(), target::getHoldCount)).isZero();
+            }
+            heldHere.unlock();
+            assertThat(heldNames(namespace())).as("held names after the interrupted calls").isEmpty();
+        }
+
+        @Test
+        @DisplayName("lockInterruptibly() and tryLock(t) react promptly to an interrupt while waiting")
+        void interruptWhileWaiting() throws Exception {
+            DistributedLock held = open().getLock("wait");
+            LockProvider waiters = open();
+            DistributedLock lock = waiters.getLock("wait");
+            held.lock();
+            Map<String, Executable> calls = Map.of(
+                    "lockInterruptibly()", lock::lockInterruptibly,
+                    "tryLock(60 s)", () -> lock.tryLock(60, TimeUnit.SECONDS),
+                    "tryLock(60 s, 60 s lease)", () -> lock.tryLock(Duration.ofSeconds(60), Duration.ofSeconds(60)));
+            for (Map.Entry<String, Executable> call : calls.entrySet()) {
+                Actor waiter = actor("waiter " + call.getKey());
+                CountDownLatch entering = new CountDownLatch(1);
+                Future<Integer> waited = waiter.submit(() -> {
+                    entering.countDown();
+                    try {
+                        call.getValue().execute();
+                    } catch (InterruptedException expected) {
+                        return lock.getHoldCount();
+                    } catch (Throwable t) {
+                        throw new AssertionError(call.getKey() + " threw " + t + " instead of InterruptedException", t);
+                    }
+                    throw new AssertionError(call.getKey() + " returned although the lock was held elsewhere");
+                });
+                entering.await();
+                waiter.awaitWaiting(Duration.ofSeconds(1));
+                long start = System.nanoTime();
+                waiter.interrupt();
+                int holds = await(waited, Duration.ofSeconds(2), call.getKey() + " after an interrupt");
+                assertWithin(start, Duration.ofSeconds(2), call.getKey() + " reacting to an interrupt");
+                assertThat(holds).as("hold count after the interrupted %s", call.getKey()).isZero();
+            }
+            assertThat(held.isHeldByCurrentThread()).isTrue();
+            held.unlock();
+            DistributedLock check = open().getLock("wait");
+            assertThat(check.tryLock()).as("tryLock() after the interrupted waiters gave up").isTrue();
+            check.unlock();
+        }
+
+        @Test
+        @DisplayName("an interrupt at the moment of the grant either acquires or leaves nothing held (40 races)")
+        void interruptAtTheMomentOfTheGrant() throws Exception {
+            DistributedLock holder = open().getLock("race");
+            DistributedLock waiterLock = open().getLock("race");
+            DistributedLock check = open().getLock("race");
+            Actor waiter = actor("racing waiter");
+            Actor interrupter = actor("interrupter");
+            int acquired = 0;
+            int interrupted = 0;
+            for (int round = 0; round < 40; round++) {
+                holder.lock();
+                CountDownLatch entering = new CountDownLatch(1);
+                CountDownLatch fired = new CountDownLatch(1);
+                Future<Outcome> waited = waiter.submit(() -> {
+                    entering.countDown();
+                    try {
+                        waiterLock.lockInterruptibly();
+                    } catch (InterruptedException e) {
+                        return new Outcome(false, true, waiterLock.getHoldCount());
+                    }
+                    boolean held = waiterLock.isHeldByCurrentThread();
+                    int holds = waiterLock.getHoldCount();
+                    // Let the racing interrupt land before clearing it, so unlock() runs without it.
+                    while (fired.getCount() > 0) {
+                        Thread.onSpinWait();
+                    }
+                    Thread.interrupted();
+                    waiterLock.unlock();
+                    return new Outcome(held, false, holds);
+                });
+                entering.await();
+                waiter.awaitWaiting(Duration.ofMillis(500));
+                long delayNanos = TimeUnit.MICROSECONDS.toNanos((round % 5) * 150L);
+                boolean interruptFirst = round % 2 == 1;
+                CyclicBarrier go = new CyclicBarrier(2);
+                Future<Void> interrupting = interrupter.submit(() -> {
+                    go.await();
+                    if (!interruptFirst) {
+                        spin(delayNanos);
+                    }
+                    waiter.interrupt();
+                    fired.countDown();
+                    return null;
+                });
+                go.await();
+                if (interruptFirst) {
+                    spin(delayNanos);
+                }
+                holder.unlock();
+                await(interrupting, opBound(), "interrupter");
+                Outcome outcome = await(waited, waitBound(Duration.ZERO), "racing lockInterruptibly() in round "
+                        + round);
+                if (outcome.acquired()) {
+                    acquired++;
+                    assertThat(outcome.holdCount()).as("hold count of a waiter that got the lock").isEqualTo(1);
+                } else {
+                    interrupted++;
+                    assertThat(outcome.holdCount()).as("hold count after InterruptedException in round %d", round)
+                            .isZero();
+                    assertThat(check.tryLock()).as("another provider's tryLock() right after the waiter threw "
+                            + "InterruptedException in round %d: the grant must not leak", round).isTrue();
+                    check.unlock();
+                }
+                assertThat(heldNames(namespace())).as("held names after round %d", round).isEmpty();
+            }
+            assertThat(acquired + interrupted).isEqualTo(40);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------------
+    // Lease expiry and renewal
+    // ------------------------------------------------------------------------------------------------------
+
+    /** Leases: explicit leases end, renewed leases do not, unrenewed providers' leases end. */
+    @Nested
+    @DisplayName("lease expiry and renewal")
+    public class LeaseExpiryAndRenewal {
+
+        @Test
+        @DisplayName("an explicit lease ends by itself: another provider acquires, the first holder has lost it")
+        void explicitLeaseExpires() throws Exception {
+            LockProvider firstProvider = open();
+            DistributedLock first = firstProvider.getLock("leased");
+            DistributedLock second = open().getLock("leased");
+            Duration lease = Duration.ofMillis(300);
+            assertThat(first.tryLock(Duration.ZERO, lease)).isTrue();
+            long firstToken = first.fencingToken();
+            awaitTrue("another provider acquires after the first holder's 300 ms lease ended",
+                    lease.plus(opBound()).plus(renewInterval(firstProvider)), second::tryLock);
+            assertThat(first.isHeldByCurrentThread()).as("first holder's isHeldByCurrentThread() once another "
+                    + "provider holds the lock").isFalse();
+            awaitLoss(firstProvider, "leased");
+            assertThatThrownBy(first::fencingToken).isInstanceOf(LockLostException.class);
+            assertThatThrownBy(first::unlock).as("unlock() of the expired hold").isInstanceOf(LockLostException.class);
+            assertThatThrownBy(first::unlock).as("second unlock() once the loss was reported")
+                    .isInstanceOf(IllegalMonitorStateException.class).isNotInstanceOf(LockLostException.class);
+            assertThat(second.fencingToken()).as("token of the new hold").isGreaterThan(firstToken);
+            assertThat(second.isHeldByCurrentThread()).isTrue();
+            second.unlock();
+            assertLostOnce(firstProvider, "leased");
+        }
+
+        @Test
+        @DisplayName("lock() and tryLock(t) holds are renewed: held over 3.5 lease periods of 1 s")
+        void renewedLeasesKeepTheLock() throws Exception {
+            LockProvider provider = open(b -> b.leaseTime(Duration.ofSeconds(1)));
+            DistributedLock byLock = provider.getLock("renewed-lock");
+            DistributedLock byTryLock = provider.getLock("renewed-trylock");
+            LockProvider other = open();
+            byLock.lock();
+            assertThat(byTryLock.tryLock(1, TimeUnit.SECONDS)).isTrue();
+            Thread.sleep(3500);
+            for (DistributedLock lock : List.of(byLock, byTryLock)) {
+                assertThat(lock.isHeldByCurrentThread()).as("'%s' held after 3.5 leases", lock.name()).isTrue();
+                assertThat(other.getLock(lock.name()).tryLock()).as("another provider's tryLock() of '%s'",
+                        lock.name()).isFalse();
+            }
+            assertThat(losses(provider).all()).as("losses reported for renewed holds").isEmpty();
+            byLock.unlock();
+            byTryLock.unlock();
+            for (DistributedLock lock : List.of(byLock, byTryLock)) {
+                DistributedLock mine = other.getLock(lock.name());
+                assertThat(mine.tryLock()).as("another provider's tryLock() of '%s' after unlock", lock.name())
+                        .isTrue();
+                mine.unlock();
+            }
+        }
+
+        @Test
+        @DisplayName("with renewLeases(false), a lock() hold ends with its lease")
+        void unrenewedLeaseExpires() throws Exception {
+            LockProvider provider = open(b -> b.leaseTime(Duration.ofMillis(500)).renewLeases(false));
+            DistributedLock lock = provider.getLock("unrenewed");
+            DistributedLock other = open().getLock("unrenewed");
+            lock.lock();
+            awaitTrue("another provider acquires after the unrenewed 500 ms lease ended",
+                    Duration.ofMillis(500).plus(opBound()), other::tryLock);
+            assertThat(lock.isHeldByCurrentThread()).isFalse();
+            assertLostOnce(provider, "unrenewed");
+            assertThatThrownBy(lock::unlock).isInstanceOf(LockLostException.class);
+            other.unlock();
+        }
+
+        @Test
+        @DisplayName("re-entering a renewed hold with a short explicit lease keeps the renewed hold")
+        void explicitReentryKeepsTheRenewedHold() throws Exception {
+            LockProvider provider = open(b -> b.leaseTime(Duration.ofSeconds(1)));
+            DistributedLock lock = provider.getLock("kept");
+            DistributedLock other = open().getLock("kept");
+            lock.lock();
+            assertThat(lock.tryLock(Duration.ZERO, Duration.ofMillis(100))).isTrue();
+            Thread.sleep(1500);
+            assertThat(lock.isHeldByCurrentThread()).isTrue();
+            assertThat(lock.getHoldCount()).isEqualTo(2);
+            assertThat(other.tryLock()).as("another provider's tryLock() 1.5 s later").isFalse();
+            lock.unlock();
+            lock.unlock();
+            assertThat(other.tryLock()).isTrue();
+            other.unlock();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------------
+    // Loss notification
+    // ------------------------------------------------------------------------------------------------------
+
+    /** A hold that disappears from the store is reported once and cleared. */
+    @Nested
+    @DisplayName("loss notification")
+    public class LossNotification {
+
+        @Test
+        @DisplayName("a hold deleted in the store is reported once, fails fencingToken() and unlock(), and can be "
+                + "taken again")
+        void deletedHoldIsReported() throws Exception {
+            LockProvider provider = open();
+            DistributedLock lock = provider.getLock("deleted");
+            DistributedLock other = open().getLock("deleted");
+            lock.lock();
+            long token = lock.fencingToken();
+            forceRelease(namespace(), "deleted");
+            assertThat(other.tryLock()).as("another provider's tryLock() after the forced release").isTrue();
+            long otherToken = other.fencingToken();
+            assertThat(otherToken).isGreaterThan(token);
+            awaitLoss(provider, "deleted");
+            assertThat(lock.isHeldByCurrentThread()).isFalse();
+            assertThat(lock.getHoldCount()).isZero();
+            assertThatThrownBy(lock::fencingToken).isInstanceOf(LockLostException.class);
+            assertThatThrownBy(lock::unlock).isInstanceOf(LockLostException.class);
+            assertThat(other.isHeldByCurrentThread()).as("the new owner still holds after the loser's unlock()")
+                    .isTrue();
+            assertThat(lock.tryLock()).as("loser's tryLock() while the new owner holds").isFalse();
+            other.unlock();
+            lock.lock();
+            assertThat(lock.fencingToken()).as("token of the loser's new hold").isGreaterThan(otherToken);
+            lock.unlock();
+            assertLostOnce(provider, "deleted");
+        }
+
+        @Test
+        @DisplayName("losing a re-entered hold clears it entirely: one LockLostException, then plain "
+                + "IllegalMonitorStateException")
+        void lossClearsReentrantHold() throws Exception {
+            LockProvider provider = open();
+            DistributedLock lock = provider.getLock("deep");
+            lock.lock();
+            lock.lock();
+            lock.lock();
+            forceRelease(namespace(), "deep");
+            awaitLoss(provider, "deep");
+            assertThat(lock.getHoldCount()).isZero();
+            assertThatThrownBy(lock::unlock).isInstanceOf(LockLostException.class);
+            assertThatThrownBy(lock::unlock).isInstanceOf(IllegalMonitorStateException.class)
+                    .isNotInstanceOf(LockLostException.class);
+            lock.lock();
+            assertThat(lock.getHoldCount()).isEqualTo(1);
+            lock.unlock();
+            assertLostOnce(provider, "deep");
+        }
+
+        @Test
+        @DisplayName("only the deleted hold is reported; the provider's other holds stay")
+        void onlyTheDeletedHoldIsLost() throws Exception {
+            LockProvider provider = open();
+            DistributedLock gone = provider.getLock("gone");
+            DistributedLock kept = provider.getLock("kept");
+            gone.lock();
+            kept.lock();
+            forceRelease(namespace(), "gone");
+            awaitLoss(provider, "gone");
+            Thread.sleep(renewInterval(provider).multipliedBy(2).toMillis());
+            assertThat(losses(provider).count("kept")).as("losses reported for the untouched hold").isZero();
+            assertThat(kept.isHeldByCurrentThread()).isTrue();
+            assertThat(open().getLock("kept").tryLock()).as("another provider's tryLock() of the untouched hold")
+                    .isFalse();
+            kept.unlock();
+            assertThatThrownBy(gone::unlock).isInstanceOf(LockLostException.class);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------------
+    // Fencing
+    // ------------------------------------------------------------------------------------------------------
+
+    /** Fencing tokens grow with every fresh acquisition and let a resource reject stale holders. */
+    @Nested
+    @DisplayName("fencing")
+    public class Fencing {
+
+        @Test
+        @DisplayName("tokens strictly increase over 30 acquisitions by 3 providers; handles report the same token")
+        void tokensIncreaseAcrossProviders() throws Exception {
+            List<DistributedLock> locks = List.of(open().getLock("fenced"), open().getLock("fenced"),
+                    open().getLock("fenced"));
+            long previous = Long.MIN_VALUE;
+            for (int i = 0; i < 30; i++) {
+                DistributedLock lock = locks.get(i % locks.size());
+                long token;
+                if (i % 2 == 0) {
+                    lock.lock();
+                    token = lock.fencingToken();
+                    lock.unlock();
+                } else {
+                    try (LockHandle handle = lock.acquire()) {
+                        token = handle.fencingToken();
+                        assertThat(lock.fencingToken()).as("lock's token during the handle's hold").isEqualTo(token);
+                        assertThat(handle.lock()).isEqualTo(lock);
+                    }
+                }
+                assertThat(token).as("token of acquisition %d", i).isGreaterThan(previous);
+                previous = token;
+            }
+        }
+
+        @Test
+        @DisplayName("a re-entrant acquisition keeps the token")
+        void reentryKeepsTheToken() throws Exception {
+            DistributedLock lock = open().getLock("fenced-reentry");
+            lock.lock();
+            long token = lock.fencingToken();
+            try (LockHandle inner = lock.acquire()) {
+                assertThat(inner.fencingToken()).isEqualTo(token);
+                assertThat(lock.tryLock(1, TimeUnit.SECONDS)).isTrue();
+                assertThat(lock.fencingToken()).isEqualTo(token);
+                lock.unlock();
+            }
+            assertThat(lock.fencingToken()).isEqualTo(token);
+            lock.unlock();
+        }
+
+        @Test
+        @DisplayName("fencingToken() without a hold throws IllegalMonitorStateException")
+        void tokenWithoutHold() {
+            DistributedLock lock = open().getLock("fenced-free");
+            assertThatThrownBy(lock::fencingToken).isInstanceOf(IllegalMonitorStateException.class)
+                    .isNotInstanceOf(LockLostException.class);
+        }
+
+        @Test
+        @DisplayName("a fenced resource rejects the late write of a holder whose lease expired")
+        void fencedResourceRejectsStaleHolder() throws Exception {
+            FencedResource<String> resource = new FencedResource<>();
+            LockProvider aProvider = open();
+            DistributedLock a = aProvider.getLock("fenced-resource");
+            DistributedLock b = open().getLock("fenced-resource");
+            assertThat(a.tryLock(Duration.ZERO, Duration.ofMillis(300))).isTrue();
+            long aToken = a.fencingToken();
+            assertThat(resource.write(aToken, "A's first write")).isTrue();
+            awaitTrue("B acquires after A's 300 ms lease ended",
+                    Duration.ofMillis(300).plus(opBound()).plus(renewInterval(aProvider)), b::tryLock);
+            long bToken = b.fencingToken();
+            assertThat(bToken).isGreaterThan(aToken);
+            resource.writeOrThrow(bToken, "B's write");
+            assertThat(resource.write(aToken, "A's late write")).as("A's late write with token %d after B's %d",
+                    aToken, bToken).isFalse();
+            assertThatThrownBy(() -> resource.writeOrThrow(aToken, "A's late write"))
+                    .isInstanceOf(FencedResource.StaleTokenException.class);
+            assertThat(resource.read()).contains("B's write");
+            assertThat(resource.acceptedWrites()).isEqualTo(2);
+            assertThat(resource.rejectedWrites()).isEqualTo(2);
+            b.unlock();
+            assertThatThrownBy(a::unlock).isInstanceOf(LockLostException.class);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------------
+    // Unlock rules
+    // ------------------------------------------------------------------------------------------------------
+
+    /** Who may unlock, and what unlocking twice or too late does. */
+    @Nested
+    @DisplayName("unlock rules")
+    public class UnlockRules {
+
+        @Test
+        @DisplayName("unlock() without a hold throws IllegalMonitorStateException")
+        void unlockWithoutLock() {
+            DistributedLock lock = open().getLock("never-locked");
+            assertThatThrownBy(lock::unlock).isInstanceOf(IllegalMonitorStateException.class)
+                    .isNotInstanceOf(LockLostException.class);
+        }
+
+        @Test
+        @DisplayName("unlock() from another thread throws IllegalMonitorStateException and the owner keeps the lock")
+        void unlockFromAnotherThread() throws Exception {
+            DistributedLock lock = open().getLock("owned");
+            DistributedLock other = open().getLock("owned");
+            lock.lock();
+            lock.lock();
+            Throwable thrown = actor("stranger").failureOf(opBound(), lock::unlock);
+            assertThat(thrown).isInstanceOf(IllegalMonitorStateException.class)
+                    .isNotInstanceOf(LockLostException.class);
+            assertThat(lock.getHoldCount()).as("owner's hold count after a stranger's unlock()").isEqualTo(2);
+            assertThat(other.tryLock()).isFalse();
+            lock.unlock();
+            lock.unlock();
+        }
+
+        @Test
+        @DisplayName("a second unlock() throws IllegalMonitorStateException")
+        void doubleUnlock() {
+            DistributedLock lock = open().getLock("twice");
+            lock.lock();
+            lock.unlock();
+            assertThatThrownBy(lock::unlock).isInstanceOf(IllegalMonitorStateException.class)
+                    .isNotInstanceOf(LockLostException.class);
+        }
+
+        @Test
+        @DisplayName("unlock() after the hold expired throws LockLostException and leaves the new owner's hold")
+        void lateUnlockDoesNotFreeTheNewOwner() throws Exception {
+            LockProvider firstProvider = open();
+            DistributedLock first = firstProvider.getLock("late");
+            DistributedLock second = open().getLock("late");
+            DistributedLock third = open().getLock("late");
+            assertThat(first.tryLock(Duration.ZERO, Duration.ofMillis(300))).isTrue();
+            awaitTrue("another provider acquires after the 300 ms lease ended",
+                    Duration.ofMillis(300).plus(opBound()).plus(renewInterval(firstProvider)), second::tryLock);
+            assertThatThrownBy(first::unlock).isInstanceOf(LockLostException.class);
+            assertThat(second.isHeldByCurrentThread()).isTrue();
+            assertThat(third.tryLock()).as("a third provider's tryLock() after the stale unlock()").isFalse();
+            assertThat(second.isLocked()).isTrue();
+            second.unlock();
+        }
+
+        @Test
+        @DisplayName("LockHandle.close() releases exactly once; a second close() does nothing")
+        void handleClosesOnce() throws Exception {
+            DistributedLock lock = open().getLock("handle");
+            DistributedLock other = open().getLock("handle");
+            lock.lock();
+            LockHandle handle = lock.acquire();
+            assertThat(handle.lock()).isEqualTo(lock);
+            assertThat(lock.getHoldCount()).isEqualTo(2);
+            handle.close();
+            assertThat(lock.getHoldCount()).isEqualTo(1);
+            handle.close();
+            assertThat(lock.getHoldCount()).as("hold count after closing the handle twice").isEqualTo(1);
+            assertThat(other.tryLock()).isFalse();
+            Optional<LockHandle> second = lock.tryAcquire(Duration.ofSeconds(1));
+            assertThat(second).isPresent();
+            second.get().close();
+            second.get().close();
+            assertThat(lock.getHoldCount()).isEqualTo(1);
+            lock.unlock();
+            assertThat(other.tryAcquire(Duration.ZERO)).as("another provider's tryAcquire(0) after release")
+                    .hasValueSatisfying(LockHandle::close);
+        }
+
+        @Test
+        @DisplayName("LockHandle.close() from another thread throws IllegalMonitorStateException and keeps the hold")
+        void handleClosedByAnotherThread() throws Exception {
+            DistributedLock lock = open().getLock("handle-thread");
+            LockHandle handle = lock.acquire();
+            Throwable thrown = actor("stranger").failureOf(opBound(), handle::close);
+            assertThat(thrown).isInstanceOf(IllegalMonitorStateException.class);
+            assertThat(lock.getHoldCount()).isEqualTo(1);
+            handle.close();
+            assertThat(lock.getHoldCount()).isZero();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------------
+    // Names and bad input
+    // ------------------------------------------------------------------------------------------------------
+
+    /** Which names are locks, which are rejected, and how bad arguments are reported. */
+    @Nested
+    @DisplayName("names and bad input")
+    public class NamesAndBadInput {
+
+        private static final List<String> TRICKY_NAMES = List.of("/", "../", "../../etc/passwd", "a/b", "{}", "{tag}",
+                "a{b}c", "'", "\"", "'; DROP TABLE locks; --", "%", "_", "*", "?", ".", "..", "\\", ":",
+                "日本語のロック", "🔒🔑", " ", "   ", "a ", "a", "A", "Straße", "STRASSE");
+
+        @Test
+        @DisplayName("a null name is a NullPointerException, an empty one an IllegalArgumentException")
+        void nullAndEmptyNames() {
+            LockProvider provider = open();
+            assertThatThrownBy(() -> provider.getLock(null)).isInstanceOf(NullPointerException.class);
+            assertThatThrownBy(() -> provider.getLock("")).isInstanceOf(IllegalArgumentException.class);
+        }
+
+        @Test
+        @DisplayName("names of 1 and 255 characters (and 255 non-ASCII code points) are locks")
+        void shortestAndLongestNames() throws Exception {
+            LockProvider first = open();
+            LockProvider second = open();
+            for (String name : List.of("x", "x".repeat(255), "é".repeat(255), "🔒".repeat(255))) {
+                DistributedLock lock = first.getLock(name);
+                assertThat(lock.name()).isEqualTo(name);
+                lock.lock();
+                assertThat(second.getLock(name).tryLock()).as("another provider's tryLock() of %s", show(name))
+                        .isFalse();
+                lock.unlock();
+                DistributedLock other = second.getLock(name);
+                assertThat(other.tryLock()).as("tryLock() of %s after release", show(name)).isTrue();
+                other.unlock();
+            }
+        }
+
+        @Test
+        @DisplayName("names over 255 code points, with control characters or lone surrogates are rejected")
+        void invalidNames() {
+            LockProvider provider = open();
+            SoftAssertions softly = new SoftAssertions();
+            for (String tooLong : List.of("x".repeat(256), "x".repeat(10_000), "🔒".repeat(256))) {
+                softly.assertThatThrownBy(() -> provider.getLock(tooLong)).as("getLock(%s)", show(tooLong))
+                        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("255");
+            }
+            for (String bad : List.of("\n", "a\nb", "\u0000", "a\u0000", "\u007f", "\t", "\r", "\u0085",
+                    "\uD800", "a\uDC00b", "x\uD83D")) {
+                softly.assertThatThrownBy(() -> provider.getLock(bad)).as("getLock(%s)", show(bad))
+                        .isInstanceOf(IllegalArgumentException.class);
+            }
+            softly.assertAll();
+        }
+
+        @Test
+        @DisplayName("path, brace, quote, SQL, wildcard, Unicode and whitespace names are distinct locks")
+        void trickyNamesAreDistinctLocks() throws Exception {
+            LockProvider first = open();
+            LockProvider second = open();
+            SoftAssertions softly = new SoftAssertions();
+            for (String name : TRICKY_NAMES) {
+                softly.assertThat(first.getLock(name).tryLock()).as("tryLock() of %s", show(name)).isTrue();
+            }
+            softly.assertAll();
+            assertThat(heldNames(namespace())).as("heldNames() with every tricky name held")
+                    .containsExactlyInAnyOrderElementsOf(TRICKY_NAMES);
+            for (String name : TRICKY_NAMES) {
+                softly.assertThat(second.getLock(name).tryLock()).as("another provider's tryLock() of %s", show(name))
+                        .isFalse();
+            }
+            softly.assertAll();
+
+            // The same names in another namespace are other locks.
+            String otherNamespace = namespace() + "-other";
+            LockProvider elsewhere = open(b -> b.namespace(otherNamespace));
+            for (String name : TRICKY_NAMES) {
+                DistributedLock lock = elsewhere.getLock(name);
+                softly.assertThat(lock.tryLock()).as("tryLock() of %s in another namespace", show(name)).isTrue();
+            }
+            softly.assertAll();
+            assertThat(heldNames(otherNamespace)).containsExactlyInAnyOrderElementsOf(TRICKY_NAMES);
+            for (String name : TRICKY_NAMES) {
+                elsewhere.getLock(name).unlock();
+                first.getLock(name).unlock();
+            }
+
+            // Holding any one never blocks another.
+            for (String held : TRICKY_NAMES) {
+                DistributedLock holding = first.getLock(held);
+                holding.lock();
+                for (String probe : TRICKY_NAMES) {
+                    if (!probe.equals(held)) {
+                        DistributedLock lock = second.getLock(probe);
+                        boolean got = lock.tryLock();
+                        softly.assertThat(got).as("tryLock() of %s while %s is held", show(probe), show(held))
+                                .isTrue();
+                        if (got) {
+                            lock.unlock();
+                        }
+                    }
+                }
+                holding.unlock();
+            }
+            softly.assertAll();
+        }
+
+        @Test
+        @DisplayName("bad waits, leases and units are rejected without acquiring anything")
+        void badDurationsAndUnits() {
+            DistributedLock lock = open().getLock("arguments");
+            SoftAssertions softly = new SoftAssertions();
+            softly.assertThatThrownBy(() -> lock.tryLock(-1, TimeUnit.SECONDS)).as("tryLock(-1, SECONDS)")
+                    .isInstanceOf(IllegalArgumentException.class);
+            softly.assertThatThrownBy(() -> lock.tryLock(1, null)).as("tryLock(1, null)")
+                    .isInstanceOf(NullPointerException.class);
+            softly.assertThatThrownBy(() -> lock.tryLock(null, Duration.ofSeconds(1))).as("tryLock(null, 1 s)")
+                    .isInstanceOf(NullPointerException.class);
+            softly.assertThatThrownBy(() -> lock.tryLock(Duration.ZERO, null)).as("tryLock(0, null)")
+                    .isInstanceOf(NullPointerException.class);
+            softly.assertThatThrownBy(() -> lock.tryLock(Duration.ofSeconds(-1), Duration.ofSeconds(1)))
+                    .as("tryLock(-1 s, 1 s)").isInstanceOf(IllegalArgumentException.class);
+            softly.assertThatThrownBy(() -> lock.tryLock(Duration.ZERO, Duration.ZERO)).as("tryLock(0, 0)")
+                    .isInstanceOf(IllegalArgumentException.class);
+            softly.assertThatThrownBy(() -> lock.tryLock(Duration.ZERO, Duration.ofSeconds(-1)))
+                    .as("tryLock(0, -1 s)").isInstanceOf(IllegalArgumentException.class);
+            softly.assertThatThrownBy(() -> lock.tryAcquire(null)).as("tryAcquire(null)")
+                    .isInstanceOf(NullPointerException.class);
+            softly.assertThatThrownBy(() -> lock.tryAcquire(Duration.ofSeconds(-1))).as("tryAcquire(-1 s)")
+                    .isInstanceOf(IllegalArgumentException.class);
+            softly.assertThatThrownBy(lock::newCondition).as("newCondition()")
+                    .isInstanceOf(UnsupportedOperationException.class);
+            softly.assertAll();
+            assertThat(lock.getHoldCount()).as("hold count after the rejected calls").isZero();
+            assertThat(heldNames(namespace())).as("held names after the rejected calls").isEmpty();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------------
+    // Close and leaks
+    // ------------------------------------------------------------------------------------------------------
+
+    /** Closing a provider releases its holds, wakes its waiters and ends its use; identities and lock objects. */
+    @Nested
+    @DisplayName("close and leaks")
+    public class CloseAndLeaks {
+
+        @Test
+        @DisplayName("close() releases every hold made through the provider, by any thread")
+        void closeReleasesHolds() throws Exception {
+            LockProvider provider = open();
+            LockProvider other = open();
+            DistributedLock reentered = provider.getLock("close-reentered");
+            DistributedLock leased = provider.getLock("close-leased");
+            DistributedLock elsewhere = provider.getLock("close-other-thread");
+            reentered.lock();
+            reentered.lock();
+            assertThat(leased.tryLock(Duration.ZERO, Duration.ofSeconds(60))).isTrue();
+            Actor holder = actor("holder");
+            holder.run(opBound(), elsewhere::lock);
+
+            Future<Void> closing = actor("closer").submit(() -> {
+                provider.close();
+                return null;
+            });
+            await(closing, opBound().multipliedBy(3), "close() of a provider with 3 holds");
+            for (String name : List.of("close-reentered", "close-leased", "close-other-thread")) {
+                DistributedLock lock = other.getLock(name);
+                assertThat(lock.tryLock()).as("another provider's tryLock() of '%s' right after close()", name)
+                        .isTrue();
+                lock.unlock();
+            }
+            assertThat(holder.failureOf(opBound(), elsewhere::unlock)).as("unlock() after close()")
+                    .isInstanceOf(IllegalStateException.class);
+        }
+
+        @Test
+        @DisplayName("close() wakes the provider's waiters with IllegalStateException")
+        void closeWakesWaiters() throws Exception {
+            DistributedLock held = open().getLock("close-wait");
+            LockProvider provider = open();
+            DistributedLock lock = provider.getLock("close-wait");
+            held.lock();
+            Map<String, Executable> calls = Map.of(
+                    "lock()", lock::lock,
+                    "lockInterruptibly()", lock::lockInterruptibly,
+                    "tryLock(60 s)", () -> lock.tryLock(60, TimeUnit.SECONDS));
+            Map<String, Future<Throwable>> waiting = new java.util.LinkedHashMap<>();
+            for (Map.Entry<String, Executable> call : calls.entrySet()) {
+                Actor waiter = actor("waiter " + call.getKey());
+                waiting.put(call.getKey(), waiter.submit(() -> {
+                    try {
+                        call.getValue().execute();
+                    } catch (Throwable t) {
+                        return t;
+                    }
+                    return null;
+                }));
+                waiter.awaitWaiting(Duration.ofSeconds(1));
+            }
+            Thread.sleep(100);
+            provider.close();
+            for (Map.Entry<String, Future<Throwable>> entry : waiting.entrySet()) {
+                Throwable thrown = await(entry.getValue(), opBound(), entry.getKey() + " of a closed provider");
+                assertThat(thrown).as("what a waiting %s got when its provider closed", entry.getKey())
+                        .isInstanceOf(IllegalStateException.class);
+            }
+            assertThat(held.isHeldByCurrentThread()).isTrue();
+            held.unlock();
+        }
+
+        @Test
+        @DisplayName("a closed provider and its locks throw IllegalStateException; closing twice is fine")
+        void closedProviderRejectsUse() throws Exception {
+            LockProvider provider = open();
+            DistributedLock lock = provider.getLock("closed");
+            provider.close();
+            provider.close();
+            actor("user").run(opBound().multipliedBy(3), () -> {
+                SoftAssertions softly = new SoftAssertions();
+                softly.assertThatThrownBy(() -> provider.getLock("closed")).as("getLock()")
+                        .isInstanceOf(IllegalStateException.class);
+                softly.assertThatThrownBy(lock::lock).as("lock()").isInstanceOf(IllegalStateException.class);
+                softly.assertThatThrownBy(lock::lockInterruptibly).as("lockInterruptibly()")
+                        .isInstanceOf(IllegalStateException.class);
+                softly.assertThatThrownBy(lock::tryLock).as("tryLock()").isInstanceOf(IllegalStateException.class);
+                softly.assertThatThrownBy(() -> lock.tryLock(1, TimeUnit.SECONDS)).as("tryLock(1 s)")
+                        .isInstanceOf(IllegalStateException.class);
+                softly.assertThatThrownBy(() -> lock.tryLock(Duration.ZERO, Duration.ofSeconds(1)))
+                        .as("tryLock(0, 1 s)").isInstanceOf(IllegalStateException.class);
+                softly.assertThatThrownBy(lock::acquire).as("acquire()").isInstanceOf(IllegalStateException.class);
+                softly.assertThatThrownBy(() -> lock.tryAcquire(Duration.ZERO)).as("tryAcquire(0)")
+                        .isInstanceOf(IllegalStateException.class);
+                softly.assertThatThrownBy(lock::unlock).as("unlock()").isInstanceOf(IllegalStateException.class);
+                softly.assertAll();
+            });
+        }
+
+        @Test
+        @DisplayName("clientId() carries at least 128 random bits and differs between providers")
+        void clientIdsAreRandom() {
+            List<String> ids = new ArrayList<>();
+            for (int i = 0; i < 20; i++) {
+                LockProvider provider = open();
+                ids.add(provider.clientId());
+                provider.close();
+            }
+            assertThat(new HashSet<>(ids)).as("distinct client ids of 20 providers").hasSize(ids.size());
+            assertThat(ids).as("client ids").allSatisfy(id -> assertThat(id).isNotBlank());
+            assertThat(ids.stream().map(String::length).distinct().count())
+                    .as("client ids have one length, so their random part can be located: %s", ids).isEqualTo(1);
+            int length = ids.get(0).length();
+            int varying = 0;
+            boolean allHex = true;
+            for (int i = 0; i < length; i++) {
+                Set<Character> seen = new HashSet<>();
+                for (String id : ids) {
+                    seen.add(id.charAt(i));
+                }
+                if (seen.size() > 1) {
+                    varying++;
+                    allHex &= seen.stream().allMatch(c -> Character.digit(c, 16) >= 0);
+                }
+            }
+            // 20 samples make a random character position look constant with negligible probability.
+            int needed = allHex ? 32 : 22;
+            assertThat(varying).as("positions that differ between 20 client ids %s (need %d for 128 bits of %s)",
+                    ids, needed, allHex ? "hex" : "base64").isGreaterThanOrEqualTo(needed);
+        }
+
+        @Test
+        @DisplayName("getLock() with the same name gives an equal lock sharing the holds")
+        void sameNameGivesEqualLock() {
+            LockProvider provider = open();
+            DistributedLock one = provider.getLock("same");
+            DistributedLock two = provider.getLock("same");
+            assertThat(two).isEqualTo(one);
+            assertThat(two.hashCode()).isEqualTo(one.hashCode());
+            assertThat(provider.getLock("Same")).isNotEqualTo(one);
+            one.lock();
+            assertThat(two.isHeldByCurrentThread()).isTrue();
+            assertThat(two.getHoldCount()).isEqualTo(1);
+            assertThat(two.fencingToken()).isEqualTo(one.fencingToken());
+            two.unlock();
+            assertThat(one.isHeldByCurrentThread()).isFalse();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------------
+    // Failures of the store
+    // ------------------------------------------------------------------------------------------------------
+
+    /**
+     * What happens when the store fails, generated for each fault {@link #storeControl()} offers: no call
+     * hangs, holds that cannot be renewed are lost, and the provider recovers by itself.
+     */
+    @Nested
+    @DisplayName("failures of the store")
+    public class StoreFailures {
+
+        @TestFactory
+        @DisplayName("per fault the store control can inject")
+        Stream<DynamicContainer> faults() {
+            Optional<StoreControl> control = storeControl();
+            if (control.isEmpty()) {
+                return Stream.empty();
+            }
+            return control.get().faults().stream().sorted().map(fault -> dynamicContainer(fault.name(),
+                    testsFor(fault)));
+        }
+
+        private Stream<DynamicTest> testsFor(Fault fault) {
+            List<DynamicTest> tests = new ArrayList<>();
+            if (fault != Fault.DROP_CONNECTIONS) {
+                tests.add(test("calls fail with LockBackendException instead of hanging", () -> callsFail(fault)));
+                tests.add(test("a hold that cannot be renewed past its lease is reported lost",
+                        () -> holdIsLost(fault)));
+                tests.add(test("a failed unlock() keeps the hold and can be retried", () -> unlockRetried(fault)));
+                tests.add(test("close() returns in bounded time", () -> closeIsBounded(fault)));
+            } else {
+                tests.add(test("calls return or fail within their bounds", () -> callsBounded(fault)));
+            }
+            tests.add(test("the provider recovers by itself", () -> recovers(fault)));
+            return tests.stream();
+        }
+
+        private DynamicTest test(String name, Executable body) {
+            return dynamicTest(name, () -> isolated(body));
+        }
+
+        private void callsFail(Fault fault) throws Throwable {
+            LockProvider provider = open();
+            DistributedLock lock = provider.getLock("unavailable");
+            Actor caller = actor("caller");
+            caller.run(opBound(), () -> {
+                assertThat(lock.tryLock()).isTrue();
+                lock.unlock();
+            });
+            inject(fault);
+            Duration wait = Duration.ofMillis(300);
+            Map<String, Executable> calls = new java.util.LinkedHashMap<>();
+            calls.put("tryLock()", lock::tryLock);
+            calls.put("tryLock(300 ms)", () -> lock.tryLock(wait.toMillis(), TimeUnit.MILLISECONDS));
+            calls.put("tryLock(300 ms, 10 s lease)", () -> lock.tryLock(wait, Duration.ofSeconds(10)));
+            calls.put("lock()", lock::lock);
+            calls.put("lockInterruptibly()", lock::lockInterruptibly);
+            calls.put("isLocked()", lock::isLocked);
+            for (Map.Entry<String, Executable> call : calls.entrySet()) {
+                long start = System.nanoTime();
+                Throwable thrown = caller.failureOf(waitBound(wait), call.getValue());
+                assertThat(thrown).as("%s while the store suffers %s", call.getKey(), fault)
+                        .isInstanceOf(LockBackendException.class);
+                assertWithin(start, waitBound(wait), call.getKey() + " during " + fault);
+                assertThat(caller.<Integer>call(opBound(), lock::getHoldCount)).as("hold count after the failed %s",
+                        call.getKey()).isZero();
+            }
+            heal(fault);
+        }
+
+        private void holdIsLost(Fault fault) throws Throwable {
+            LockProvider provider = open();
+            DistributedLock lock = provider.getLock("outage");
+            Actor holder = actor("holder");
+            holder.run(opBound(), lock::lock);
+            inject(fault);
+            awaitLoss(provider, "outage");
+            assertThat(holder.<Boolean>call(opBound(), lock::isHeldByCurrentThread)).isFalse();
+            assertThat(holder.failureOf(opBound(), lock::unlock)).as("unlock() of the lost hold")
+                    .isInstanceOf(LockLostException.class);
+            heal(fault);
+            awaitTrue("the same thread locks again after " + fault + " was healed", recoveryBound(),
+                    () -> holder.<Boolean>call(waitBound(Duration.ZERO), () -> attempt(lock)));
+            holder.run(opBound(), lock::unlock);
+            assertLostOnce(provider, "outage");
+        }
+
+        private void unlockRetried(Fault fault) throws Throwable {
+            // A long lease, so that only the failed unlock() can end the hold during the test.
+            LockProvider provider = open(b -> b.leaseTime(Duration.ofSeconds(30)));
+            DistributedLock lock = provider.getLock("retried");
+            DistributedLock other = open().getLock("retried");
+            Actor holder = actor("holder");
+            holder.run(opBound(), lock::lock);
+            inject(fault);
+            assertThat(holder.failureOf(opBound(), lock::unlock)).as("unlock() while the store suffers %s", fault)
+                    .isInstanceOf(LockBackendException.class);
+            assertThat(holder.<Integer>call(opBound(), lock::getHoldCount)).as("hold count after the failed unlock()")
+                    .isEqualTo(1);
+            heal(fault);
+            Throwable retried = holder.failureOrNull(opBound(), lock::unlock);
+            if (fault.keepsState()) {
+                assertThat(retried).as("retried unlock() after %s was healed", fault).isNull();
+            } else if (retried != null) {
+                // The store forgot the hold: reporting it lost is as right as a quiet release.
+                assertThat(retried).as("retried unlock() after %s was healed", fault)
+                        .isInstanceOf(LockLostException.class);
+            }
+            assertThat(holder.<Integer>call(opBound(), lock::getHoldCount)).isZero();
+            awaitTrue("another provider acquires after the retried unlock()", recoveryBound(),
+                    () -> attempt(other));
+            other.unlock();
+        }
+
+        private void closeIsBounded(Fault fault) throws Throwable {
+            LockProvider provider = open();
+            for (String name : List.of("close-1", "close-2", "close-3")) {
+                provider.getLock(name).lock();
+            }
+            inject(fault);
+            Future<Void> closing = actor("closer").submit(() -> {
+                provider.close();
+                return null;
+            });
+            await(closing, operationTimeout().multipliedBy(3).plus(slack()),
+                    "close() of a provider with 3 holds while the store suffers " + fault);
+            assertThatThrownBy(() -> provider.getLock("close-1")).isInstanceOf(IllegalStateException.class);
+            heal(fault);
+            // Holds that close() could not release end with their lease.
+            awaitTrue("the store frees the holds close() could not release within their lease",
+                    baseLease().plus(slack()), () -> heldNames(namespace()).isEmpty());
+        }
+
+        private void callsBounded(Fault fault) throws Throwable {
+            LockProvider provider = open();
+            DistributedLock lock = provider.getLock("dropped");
+            Actor caller = actor("caller");
+            caller.run(opBound(), lock::lock);
+            inject(fault);
+            for (int i = 0; i < 5; i++) {
+                long start = System.nanoTime();
+                Throwable thrown = caller.failureOrNull(opBound(), () -> {
+                    if (attempt(provider.getLock("probe"))) {
+                        provider.getLock("probe").unlock();
+                    }
+                });
+                if (thrown != null) {
+                    assertThat(thrown).isInstanceOf(LockBackendException.class);
+                }
+                assertWithin(start, opBound(), "a call after " + fault);
+            }
+            Throwable unlocked = caller.failureOrNull(opBound(), lock::unlock);
+            if (unlocked != null) {
+                assertThat(unlocked).isInstanceOfAny(LockBackendException.class, LockLostException.class);
+                if (unlocked instanceof LockBackendException) {
+                    awaitTrue("unlock() succeeds on retry after " + fault, recoveryBound(),
+                            () -> caller.failureOrNull(opBound(), lock::unlock) == null);
+                }
+            }
+        }
+
+        private void recovers(Fault fault) throws Throwable {
+            LockProvider provider = open();
+            DistributedLock lock = provider.getLock("recovery");
+            DistributedLock other = open().getLock("recovery");
+            Actor caller = actor("caller");
+            caller.run(opBound(), () -> {
+                assertThat(lock.tryLock()).isTrue();
+                lock.unlock();
+            });
+            inject(fault);
+            if (fault != Fault.DROP_CONNECTIONS) {
+                assertThat(caller.failureOf(opBound(), lock::tryLock)).as("tryLock() during %s", fault)
+                        .isInstanceOf(LockBackendException.class);
+            }
+            heal(fault);
+            awaitTrue("the same provider acquires again after " + fault + " was healed", recoveryBound(),
+                    () -> caller.<Boolean>call(waitBound(Duration.ZERO), () -> attempt(lock)));
+            assertThat(other.tryLock()).as("another provider's tryLock() while the recovered provider holds")
+                    .isFalse();
+            caller.run(opBound(), lock::unlock);
+            assertThat(other.tryLock()).as("another provider's tryLock() after the recovered provider's unlock()")
+                    .isTrue();
+            other.unlock();
+            Future<Void> waiter = caller.submit(() -> {
+                lock.lock();
+                lock.unlock();
+                return null;
+            });
+            await(waiter, waitBound(Duration.ZERO), "lock() and unlock() on the recovered provider");
+        }
+
+        private Duration recoveryBound() {
+            return baseLease().plus(operationTimeout()).plus(slack());
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------------
+    // Shared test machinery
+    // ------------------------------------------------------------------------------------------------------
+
+    private void inject(Fault fault) {
+        StoreControl control = storeControl().orElseThrow();
+        scope().activeFaults.add(fault);
+        fault.inject(control);
+    }
+
+    private void heal(Fault fault) {
+        StoreControl control = storeControl().orElseThrow();
+        fault.heal(control);
+        scope().activeFaults.remove(fault);
+    }
+
+    /** One attempt that treats a store failure as "not yet", for polling while a store comes back. */
+    private static boolean attempt(DistributedLock lock) {
+        try {
+            return lock.tryLock();
+        } catch (LockBackendException e) {
+            return false;
+        }
+    }
+
+    private Duration baseLease() {
+        return baseOptions().namespace("x").build().leaseTime();
+    }
+
+    private Duration operationTimeout() {
+        return baseOptions().namespace("x").build().operationTimeout();
+    }
+
+    /** The bound for one call that should not wait for another owner. */
+    private Duration opBound() {
+        return operationTimeout().plus(slack());
+    }
+
+    /** The bound for a call that waits up to {@code wait}, or for a hand-off to a waiter when zero. */
+    private Duration waitBound(Duration wait) {
+        return wait.plus(operationTimeout()).plus(slack());
+    }
+
+    private static Duration renewInterval(LockProvider provider) {
+        return provider.options().renewInterval();
+    }
+
+    /** How long after a hold stops being guaranteed the provider may take to report it lost. */
+    private Duration lossBound(LockProvider provider) {
+        LockOptions o = provider.options();
+        return o.leaseTime().plus(o.renewInterval()).plus(o.operationTimeout()).plus(slack());
+    }
+
+    private LossRecorder losses(LockProvider provider) {
+        Scope s = scope();
+        synchronized (s.losses) {
+            LossRecorder recorder = s.losses.get(provider);
+            if (recorder == null) {
+                throw new IllegalArgumentException("provider was not opened by this test");
+            }
+            return recorder;
+        }
+    }
+
+    private void awaitLoss(LockProvider provider, String name) throws InterruptedException {
+        LossRecorder recorder = losses(provider);
+        awaitTrue("the listener hears that the hold of '" + name + "' was lost", lossBound(provider),
+                () -> recorder.count(name) > 0);
+    }
+
+    /** Waits for the loss report if needed, then checks no second report for the same hold follows. */
+    private void assertLostOnce(LockProvider provider, String name) throws InterruptedException {
+        awaitLoss(provider, name);
+        Thread.sleep(renewInterval(provider).multipliedBy(2).plusMillis(100).toMillis());
+        assertThat(losses(provider).count(name)).as("loss reports for '%s': %s", name, losses(provider).all())
+                .isEqualTo(1);
+    }
+
+    private Actor actor(String name) {
+        Actor actor = new Actor(name);
+        scope().actors.add(actor);
+        return actor;
+    }
+
+    private static void spin(long nanos) {
+        long end = System.nanoTime() + nanos;
+        while (System.nanoTime() - end < 0) {
+            Thread.onSpinWait();
+        }
+    }
+
+    private static void assertWithin(long startNanos, Duration bound, String what) {
+        Duration took = Duration.ofNanos(System.nanoTime() - startNanos);
+        assertThat(took).as("%s took %d ms, more than the bound of %d ms", what, took.toMillis(), bound.toMillis())
+                .isLessThanOrEqualTo(bound);
+    }
+
+    private static boolean eventually(Duration timeout, Check condition) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            boolean met;
+            try {
+                met = condition.test();
+            } catch (InterruptedException e) {
+                throw e;
+            } catch (Exception e) {
+                throw sneaky(e);
+            }
+            if (met) {
+                return true;
+            }
+            if (System.nanoTime() - deadline >= 0) {
+                return false;
+            }
+            Thread.sleep(10);
+        }
+    }
+
+    private static void awaitTrue(String what, Duration timeout, Check condition)
+            throws InterruptedException {
+        if (!eventually(timeout, condition)) {
+            fail("timed out after " + timeout.toMillis() + " ms waiting until " + what);
+        }
+    }
+
+    private static <T> T await(Future<T> future, Duration bound, String what) throws InterruptedException {
+        try {
+            return future.get(bound.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            throw new AssertionError(what + " did not finish within " + bound.toMillis() + " ms");
+        } catch (ExecutionException e) {
+            throw sneaky(e.getCause());
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <E extends Throwable> RuntimeException sneaky(Throwable t) throws E {
+        throw (E) t;
+    }
+
+    /** Renders a name for messages with control characters and surrogates escaped, long names shortened. */
+    static String show(String name) {
+        StringBuilder b = new StringBuilder("'");
+        int shown = 0;
+        for (int i = 0; i < name.length() && shown < 40; i++, shown++) {
+            char c = name.charAt(i);
+            if (Character.isISOControl(c) || Character.isSurrogate(c)
+                    && !(Character.isHighSurrogate(c) && i + 1 < name.length()
+                            && Character.isLowSurrogate(name.charAt(i + 1)))
+                    && !(Character.isLowSurrogate(c) && i > 0 && Character.isHighSurrogate(name.charAt(i - 1)))) {
+                b.append(String.format("\\u%04X", (int) c));
+            } else {
+                b.append(c);
+            }
+        }
+        b.append('\'');
+        if (name.length() > 40) {
+            b.append(" (").append(name.length()).append(" chars)");
+        }
+        return b.toString();
+    }
+
+    /** What a waiting thread saw: whether it got the lock, its interrupt status, and its hold count. */
+    private record Outcome(boolean acquired, boolean interrupted, int holdCount) {
+    }
+
+    /** A listener that remembers every reported loss. */
+    private static final class LossRecorder implements LockListener {
+        private final List<String> events = new CopyOnWriteArrayList<>();
+        private final List<String> names = new CopyOnWriteArrayList<>();
+
+        @Override
+        public void onLost(String lockName, String reason) {
+            names.add(lockName);
+            events.add(lockName + ": " + reason);
+        }
+
+        long count(String name) {
+            return names.stream().filter(name::equals).count();
+        }
+
+        List<String> all() {
+            return List.copyOf(events);
+        }
+    }
+
+    /**
+     * One test thread that runs the calls given to it in order, so that a hold taken in one call is still the
+     * same thread's in the next; every wait on it is bounded, so a hanging call fails the test instead of
+     * hanging it.
+     */
+    private static final class Actor {
+        private final String name;
+        private final AtomicReference<Thread> thread = new AtomicReference<>();
+        private final ExecutorService executor;
+
+        Actor(String name) {
+            this.name = name;
+            this.executor = Executors.newSingleThreadExecutor(r -> {
+                Thread t = new Thread(r, "contract-" + name);
+                t.setDaemon(true);
+                thread.set(t);
+                return t;
+            });
+        }
+
+        <T> Future<T> submit(Callable<T> body) {
+            return executor.submit(body);
+        }
+
+        <T> T call(Duration bound, Callable<T> body) throws InterruptedException {
+            return await(submit(body), bound, name + "'s call");
+        }
+
+        void run(Duration bound, Executable body) throws InterruptedException {
+            await(submit(() -> {
+                try {
+                    body.execute();
+                } catch (Throwable t) {
+                    throw sneaky(t);
+                }
+                return null;
+            }), bound, name + "'s call");
+        }
+
+        /** Runs {@code body} and returns what it threw, or null if it returned normally. */
+        Throwable failureOrNull(Duration bound, Executable body) throws InterruptedException {
+            return await(submit(() -> {
+                try {
+                    body.execute();
+                    return null;
+                } catch (Throwable t) {
+                    return t;
+                }
+            }), bound, name + "'s call");
+        }
+
+        /** Runs {@code body}, which must throw, and returns what it threw. */
+        Throwable failureOf(Duration bound, Executable body) throws InterruptedException {
+            Throwable thrown = failureOrNull(bound, body);
+            if (thrown == null) {
+                throw new AssertionError(name + "'s call returned normally; expected it to throw");
+            }
+            return thrown;
+        }
+
+        void interrupt() {
+            Thread t = thread.get();
+            if (t != null) {
+                t.interrupt();
+            }
+        }
+
+        /** Waits, at most {@code bound}, until the thread is parked (best effort: it may be parked elsewhere). */
+        void awaitWaiting(Duration bound) throws InterruptedException {
+            eventually(bound, () -> {
+                Thread t = thread.get();
+                return t != null && (t.getState() == Thread.State.WAITING
+                        || t.getState() == Thread.State.TIMED_WAITING);
+            });
+        }
+
+        void shutDown(Duration bound) throws InterruptedException {
+            executor.shutdownNow();
+            if (!executor.awaitTermination(bound.toNanos(), TimeUnit.NANOSECONDS)) {
+                Thread t = thread.get();
+                AssertionError stuck = new AssertionError("test thread " + name + " still runs "
+                        + bound.toMillis() + " ms after its providers were closed");
+                if (t != null) {
+                    stuck.setStackTrace(t.getStackTrace());
+                }
+                throw stuck;
+            }
+        }
+    }
+
+    /** A condition polled until it holds; it may throw, which ends the wait with that failure. */
+    @FunctionalInterface
+    private interface Check {
+        boolean test() throws Exception;
+    }
+}
