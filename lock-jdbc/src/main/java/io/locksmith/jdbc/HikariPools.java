@@ -1,0 +1,75 @@
+package io.locksmith.jdbc;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.locksmith.LockOptions;
+import io.locksmith.LockProvider;
+import io.locksmith.jdbc.internal.BrokenConnectionOverride;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/** The HikariCP pool of a provider opened from a {@code jdbc:} URI; kept apart so HikariCP stays optional. */
+final class HikariPools {
+
+    private static final AtomicInteger POOLS = new AtomicInteger();
+
+    private HikariPools() {
+    }
+
+    /**
+     * The pool settings of a provider: a connection within the operation timeout or a failure, no connection
+     * before the first use, and eviction of connections H2 reports broken.
+     */
+    static HikariConfig config(String jdbcUrl, int size, Duration operationTimeout) {
+        long timeoutMillis = Math.max(250, operationTimeout.toMillis());
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(jdbcUrl);
+        config.setMaximumPoolSize(size);
+        config.setMinimumIdle(Math.min(1, size));
+        config.setConnectionTimeout(timeoutMillis);
+        config.setValidationTimeout(timeoutMillis);
+        // start without the database: the first lock operation fails with LockBackendException instead
+        config.setInitializationFailTimeout(-1);
+        config.setAutoCommit(true);
+        config.setExceptionOverrideClassName(BrokenConnectionOverride.class.getName());
+        return config;
+    }
+
+    static LockProvider open(JdbcLockProviderFactory.Url url, LockOptions options) {
+        HikariConfig config = config(url.jdbcUrl, url.poolSize, options.operationTimeout());
+        config.setPoolName("locksmith-" + url.subScheme + "-" + POOLS.incrementAndGet());
+        long timeoutMillis = config.getConnectionTimeout();
+        switch (url.subScheme) {
+            case "mysql", "mariadb" -> {
+                if (!url.sets("connectTimeout")) {
+                    config.addDataSourceProperty("connectTimeout", Long.toString(timeoutMillis));
+                }
+            }
+            case "postgresql" -> {
+                String seconds = Integer.toString(LockTable.seconds(options.operationTimeout()));
+                if (!url.sets("connectTimeout")) {
+                    config.addDataSourceProperty("connectTimeout", seconds);
+                }
+                if (!url.sets("loginTimeout")) {
+                    config.addDataSourceProperty("loginTimeout", seconds);
+                }
+            }
+            default -> {
+                // H2 runs in this JVM or over its own TCP protocol without connect options
+            }
+        }
+        HikariDataSource pool = new HikariDataSource(config);
+        try {
+            return JdbcLockProviders.builder(pool)
+                    .mode(url.mode)
+                    .table(url.table)
+                    .createTable(url.createTable)
+                    .options(options)
+                    .closing(pool, LockTable.describe(url.jdbcUrl))
+                    .build();
+        } catch (RuntimeException e) {
+            pool.close();
+            throw e;
+        }
+    }
+}

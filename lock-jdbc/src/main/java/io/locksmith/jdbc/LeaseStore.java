@@ -1,0 +1,257 @@
+package io.locksmith.jdbc;
+
+import io.locksmith.LockInfo;
+import io.locksmith.spi.Acquisition;
+import io.locksmith.spi.LockStore;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Lease mode: one row per lock name with owner, expiry and fencing token; every operation is one short
+ * autocommit statement, decided by its affected-row count.
+ *
+ * <p>Acquire is a compare-and-set {@code UPDATE … WHERE lock_key = ? AND (owner IS NULL OR expires_at <= now OR
+ * owner = ?)}: the database applies it atomically to the one row, so of two clients racing for a free lock
+ * exactly one sees 1 affected row. Only when it affects nothing does the store find out whether the row is
+ * missing, by an insert-if-absent (INSERT IGNORE, ON CONFLICT DO NOTHING, MERGE) that never raises a
+ * duplicate-key error; a new row is free, so the compare-and-set is tried once more. "now" is always the
+ * database's clock, so exclusion does not depend on the clients' clocks. No statement here locks a row for
+ * longer than itself, so no gap locks or lock waits build up.
+ *
+ * <p>Release clears the owner; the row stays, so the token keeps growing. Renewal extends a batch with one
+ * {@code UPDATE … WHERE owner = ? AND lock_key IN (…)}, and reads back which rows it extended only when the
+ * count falls short.
+ */
+final class LeaseStore implements LockStore {
+
+    private final LockTable table;
+    private final String namespace;
+
+    LeaseStore(LockTable table, String namespace) {
+        this.table = table;
+        this.namespace = namespace;
+    }
+
+    @Override
+    public String address() {
+        return table.address() + " [lease mode]";
+    }
+
+    @Override
+    public Acquisition tryAcquire(String name, String owner, Duration lease, Duration wait) {
+        byte[] key = LockTable.key(namespace, name);
+        long start = System.nanoTime();
+        Connection connection = null;
+        try {
+            try {
+                connection = table.borrow(table.timeout());
+            } catch (SQLException e) {
+                if (Thread.currentThread().isInterrupted()) {
+                    // an interrupt ended the wait for a pooled connection; nothing reached the database
+                    return Acquisition.busy();
+                }
+                throw e;
+            }
+            Dialect dialect = table.dialect();
+            String t = table.name();
+            long token = compareAndSet(connection, dialect, t, key, owner, lease);
+            if (token < 0) {
+                if (table.insertIfAbsent(connection, key, namespace, name) == 0) {
+                    return Acquisition.busy();
+                }
+                token = compareAndSet(connection, dialect, t, key, owner, lease);
+                if (token < 0) {
+                    return Acquisition.busy(); // another client took the new row first
+                }
+            }
+            return Acquisition.acquired(token);
+        } catch (SQLException | RuntimeException e) {
+            throw table.failure("acquiring '" + name + "'", start, e);
+        } finally {
+            if (connection != null) {
+                table.giveBack(connection);
+            }
+        }
+    }
+
+    private long compareAndSet(Connection connection, Dialect dialect, String t, byte[] key, String owner,
+            Duration lease) throws SQLException {
+        String sql = dialect.acquireSql(t);
+        try (PreparedStatement update = dialect.acquireReturnsGeneratedKeys()
+                ? connection.prepareStatement(sql, Statement.RETURN_GENERATED_KEYS)
+                : connection.prepareStatement(sql)) {
+            update.setQueryTimeout(table.queryTimeoutSeconds());
+            update.setString(1, owner);
+            update.setLong(2, Dialect.micros(lease));
+            update.setBytes(3, key);
+            update.setString(4, owner);
+            return dialect.acquire(update);
+        }
+    }
+
+    @Override
+    public boolean release(String name, String owner) {
+        byte[] key = LockTable.key(namespace, name);
+        return table.call("releasing '" + name + "'", connection -> {
+            Dialect dialect = table.dialect();
+            // An expired hold is not released: it was no longer guaranteed, and the caller must hear so.
+            try (PreparedStatement update = connection.prepareStatement("UPDATE " + table.name()
+                    + " SET owner = NULL, expires_at = " + dialect.now() + " WHERE lock_key = ? AND owner = ?"
+                    + " AND expires_at > " + dialect.now())) {
+                update.setQueryTimeout(table.queryTimeoutSeconds());
+                update.setBytes(1, key);
+                update.setString(2, owner);
+                return update.executeUpdate() > 0;
+            }
+        });
+    }
+
+    @Override
+    public Set<String> renew(List<String> names, String owner, Duration lease) {
+        if (names.isEmpty()) {
+            return Set.of();
+        }
+        Map<Key, String> byKey = new HashMap<>();
+        for (String name : names) {
+            byKey.put(new Key(LockTable.key(namespace, name)), name);
+        }
+        return table.call("renewing " + names.size() + " lock(s)", connection -> {
+            Dialect dialect = table.dialect();
+            String in = " AND lock_key IN (" + "?, ".repeat(byKey.size() - 1) + "?)";
+            int extended;
+            try (PreparedStatement update = connection.prepareStatement("UPDATE " + table.name()
+                    + " SET expires_at = " + dialect.nowPlusMicros() + " WHERE owner = ? AND expires_at > "
+                    + dialect.now() + in)) {
+                update.setQueryTimeout(table.queryTimeoutSeconds());
+                update.setLong(1, Dialect.micros(lease));
+                update.setString(2, owner);
+                bindKeys(update, 3, byKey.keySet());
+                extended = update.executeUpdate();
+            }
+            if (extended == byKey.size()) {
+                return Set.of();
+            }
+            // Fewer rows than names: find the ones still ours (just extended); the rest are gone.
+            Set<String> gone = new HashSet<>(byKey.values());
+            try (PreparedStatement select = connection.prepareStatement("SELECT lock_key FROM " + table.name()
+                    + " WHERE owner = ? AND expires_at > " + dialect.now() + in)) {
+                select.setQueryTimeout(table.queryTimeoutSeconds());
+                select.setString(1, owner);
+                bindKeys(select, 2, byKey.keySet());
+                try (ResultSet rows = select.executeQuery()) {
+                    while (rows.next()) {
+                        gone.remove(byKey.get(new Key(rows.getBytes(1))));
+                    }
+                }
+            }
+            return gone;
+        });
+    }
+
+    private static void bindKeys(PreparedStatement statement, int first, Set<Key> keys) throws SQLException {
+        int i = first;
+        for (Key key : keys) {
+            statement.setBytes(i++, key.bytes);
+        }
+    }
+
+    @Override
+    public boolean isLocked(String name) {
+        byte[] key = LockTable.key(namespace, name);
+        return table.call("checking '" + name + "'", connection -> {
+            try (PreparedStatement select = connection.prepareStatement("SELECT COUNT(*) FROM " + table.name()
+                    + " WHERE lock_key = ? AND owner IS NOT NULL AND expires_at > " + table.dialect().now())) {
+                select.setQueryTimeout(table.queryTimeoutSeconds());
+                select.setBytes(1, key);
+                try (ResultSet rows = select.executeQuery()) {
+                    return rows.next() && rows.getLong(1) > 0;
+                }
+            }
+        });
+    }
+
+    /**
+     * One SELECT of the row: owner, start and token, and the lease left by the database clock in the same
+     * statement, so the client's clock plays no part. A hold whose lease ended is free, as for acquirers.
+     */
+    @Override
+    public LockInfo inspect(String name) {
+        byte[] key = LockTable.key(namespace, name);
+        return table.call("inspecting '" + name + "'", connection -> {
+            Dialect dialect = table.dialect();
+            try (PreparedStatement select = connection.prepareStatement("SELECT owner, acquired_at, token, "
+                    + dialect.microsUntil("expires_at") + " FROM " + table.name() + " WHERE lock_key = ?")) {
+                select.setQueryTimeout(table.queryTimeoutSeconds());
+                select.setBytes(1, key);
+                try (ResultSet row = select.executeQuery()) {
+                    if (!row.next()) {
+                        return LockInfo.free(name, null);
+                    }
+                    String owner = row.getString(1);
+                    Instant acquiredAt = dialect.instant(row, 2);
+                    long token = row.getLong(3);
+                    long leftMicros = row.getLong(4);
+                    if (owner == null || leftMicros <= 0) {
+                        // a row never acquired holds only the seed of its first token
+                        return LockInfo.free(name, acquiredAt == null ? null : token);
+                    }
+                    return LockInfo.held(name, owner, acquiredAt, Duration.of(leftMicros, ChronoUnit.MICROS), token);
+                }
+            }
+        });
+    }
+
+    /**
+     * Clears the owner of a live hold in one UPDATE, like a release by the owner. The holder learns at its next
+     * renewal, which finds the row no longer its own, or at its unlock.
+     */
+    @Override
+    public boolean forceRelease(String name) {
+        byte[] key = LockTable.key(namespace, name);
+        return table.call("force-releasing '" + name + "'", connection -> {
+            Dialect dialect = table.dialect();
+            try (PreparedStatement update = connection.prepareStatement("UPDATE " + table.name()
+                    + " SET owner = NULL, expires_at = " + dialect.now() + " WHERE lock_key = ? AND owner IS NOT NULL"
+                    + " AND expires_at > " + dialect.now())) {
+                update.setQueryTimeout(table.queryTimeoutSeconds());
+                update.setBytes(1, key);
+                return update.executeUpdate() > 0;
+            }
+        });
+    }
+
+    @Override
+    public void close() {
+        table.close();
+    }
+
+    /** A key with value equality, for matching rows read back to names. */
+    private record Key(byte[] bytes) {
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Key k && Arrays.equals(bytes, k.bytes);
+        }
+
+        @Override
+        public int hashCode() {
+            return Arrays.hashCode(bytes);
+        }
+
+        @Override
+        public String toString() {
+            return java.util.HexFormat.of().formatHex(bytes);
+        }
+    }
+}

@@ -1,0 +1,346 @@
+package io.locksmith.jdbc;
+
+import io.locksmith.LockBackendException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.SQLFeatureNotSupportedException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One lock table behind a {@link DataSource}: borrows connections with the operation timeout applied, learns
+ * the dialect and creates the table on first use (again after the table disappeared), maps names to keys, and
+ * turns every {@link SQLException} into a {@link LockBackendException} that names the database and the time
+ * spent against the limit.
+ *
+ * <p>Nothing touches the database before the first lock operation, so a provider can be built while the
+ * database is down and starts working when it comes up.
+ */
+final class LockTable {
+
+    private static final Logger log = LoggerFactory.getLogger(LockTable.class);
+
+    /** A table name: an SQL identifier, optionally qualified by a schema. */
+    static final Pattern TABLE_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,47}(\\.[A-Za-z_][A-Za-z0-9_]{0,47})?");
+    private static final Executor DIRECT = Runnable::run;
+
+    private final DataSource dataSource;
+    private final String table;
+    private final boolean createTable;
+    private final Duration timeout;
+    private final int queryTimeoutSeconds;
+    private final AutoCloseable owned;
+    private volatile String address;
+    private volatile Dialect dialect;
+    private volatile boolean holderColumn;
+    private volatile boolean ready;
+
+    LockTable(DataSource dataSource, String table, boolean createTable, Duration timeout, String address,
+            AutoCloseable owned) {
+        this.dataSource = dataSource;
+        this.table = table;
+        this.createTable = createTable;
+        this.timeout = timeout;
+        this.queryTimeoutSeconds = seconds(timeout);
+        this.address = address;
+        this.owned = owned;
+    }
+
+    String name() {
+        return table;
+    }
+
+    String address() {
+        return address;
+    }
+
+    Duration timeout() {
+        return timeout;
+    }
+
+    int queryTimeoutSeconds() {
+        return queryTimeoutSeconds;
+    }
+
+    /** Whole seconds for {@link Statement#setQueryTimeout}, rounded up, at least 1. */
+    static int seconds(Duration duration) {
+        long millis = Math.max(1, duration.toMillis());
+        return (int) Math.min(Integer.MAX_VALUE, (millis + 999) / 1000);
+    }
+
+    /** The dialect, known once a connection was made. */
+    Dialect dialect() {
+        return dialect;
+    }
+
+    /**
+     * Whether session-mode holders record their connection in the table's {@code holder} column: on databases
+     * where they do ({@link Dialect#recordsHolder}) and the table has it (a table made from older DDL may not).
+     * Known once a connection was made.
+     */
+    boolean holderColumn() {
+        return holderColumn;
+    }
+
+    /**
+     * The key of {@code name} in {@code namespace}: SHA-256 over UTF-8 of namespace, NUL, name. Neither may
+     * contain NUL, so distinct pairs are distinct inputs; the key is binary, so case and trailing spaces count.
+     */
+    static byte[] key(String namespace, String name) {
+        try {
+            MessageDigest sha = MessageDigest.getInstance("SHA-256");
+            sha.update(namespace.getBytes(StandardCharsets.UTF_8));
+            sha.update((byte) 0);
+            sha.update(name.getBytes(StandardCharsets.UTF_8));
+            return sha.digest();
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+        }
+    }
+
+    // ---------------------------------------------------------------- connections
+
+    /**
+     * Borrows a connection whose network timeout is {@code networkTimeout}, set up on first use; give it back
+     * with {@link #giveBack}.
+     */
+    Connection borrow(Duration networkTimeout) throws SQLException {
+        Connection connection = dataSource.getConnection();
+        try {
+            setNetworkTimeout(connection, networkTimeout);
+            if (!ready) {
+                prepare(connection);
+            }
+            return connection;
+        } catch (SQLException | RuntimeException e) {
+            closeQuietly(connection);
+            throw e;
+        }
+    }
+
+    /** Restores autocommit and returns the connection to its pool. */
+    void giveBack(Connection connection) {
+        try {
+            if (!connection.isClosed() && !connection.getAutoCommit()) {
+                connection.rollback();
+                connection.setAutoCommit(true);
+            }
+        } catch (SQLException e) {
+            log.debug("{}: could not reset a connection before returning it: {}", address, e.toString());
+        }
+        closeQuietly(connection);
+    }
+
+    static void closeQuietly(Connection connection) {
+        try {
+            connection.close();
+        } catch (SQLException | RuntimeException e) {
+            log.debug("closing a connection failed: {}", e.toString());
+        }
+    }
+
+    private static void setNetworkTimeout(Connection connection, Duration timeout) throws SQLException {
+        try {
+            connection.setNetworkTimeout(DIRECT, (int) Math.min(Integer.MAX_VALUE, Math.max(1, timeout.toMillis())));
+        } catch (SQLFeatureNotSupportedException | AbstractMethodError | UnsupportedOperationException e) {
+            // embedded databases have no network; the query timeout still applies
+        }
+    }
+
+    /** Learns the dialect and makes sure the table exists. */
+    private synchronized void prepare(Connection connection) throws SQLException {
+        if (ready) {
+            return;
+        }
+        Dialect detected = Dialect.detect(connection);
+        dialect = detected;
+        String url = connection.getMetaData().getURL();
+        if (url != null) {
+            address = describe(url) + " (table " + table + ")";
+        }
+        if (createTable && !tableExists(connection)) {
+            createTable(connection, detected);
+        }
+        holderColumn = detected.recordsHolder() && hasHolderColumn(connection);
+        ready = true;
+    }
+
+    private boolean hasHolderColumn(Connection connection) throws SQLException {
+        try (Statement probe = connection.createStatement()) {
+            probe.setQueryTimeout(queryTimeoutSeconds);
+            probe.executeQuery("SELECT holder FROM " + table + " WHERE 1 = 0").close();
+            return true;
+        } catch (SQLException e) {
+            if (Dialect.hasState(e, "42S22")) {
+                // Not added here: ALTER TABLE waits for every open transaction on the table, session holds
+                // included, and stalls all lock traffic behind it meanwhile.
+                log.info("{}: lock table {} has no holder column, so forced release in session mode cannot find"
+                        + " holders; add it with ALTER TABLE {} ADD COLUMN holder BIGINT", address, table, table);
+                return false;
+            }
+            if (dialect.isMissingTable(e)) {
+                return false; // the operation fails on the missing table itself
+            }
+            throw e;
+        }
+    }
+
+    private boolean tableExists(Connection connection) throws SQLException {
+        boolean autoCommit = connection.getAutoCommit();
+        try (Statement probe = connection.createStatement()) {
+            probe.setQueryTimeout(queryTimeoutSeconds);
+            probe.executeQuery("SELECT 1 FROM " + table + " WHERE 1 = 0").close();
+            return true;
+        } catch (SQLException e) {
+            if (!autoCommit) {
+                connection.rollback(); // PostgreSQL aborts the transaction on any error
+            }
+            if (dialect.isMissingTable(e)) {
+                return false;
+            }
+            throw e;
+        }
+    }
+
+    private void createTable(Connection connection, Dialect detected) throws SQLException {
+        // Processes starting at once race to create the same objects, and PostgreSQL's IF NOT EXISTS can still
+        // fail then: a failed statement is tried once more, when the other process's object exists.
+        SQLException failure = null;
+        try (Statement ddl = connection.createStatement()) {
+            ddl.setQueryTimeout(queryTimeoutSeconds);
+            for (String statement : detected.ddl(table)) {
+                try {
+                    ddl.execute(statement);
+                } catch (SQLException first) {
+                    pause();
+                    try {
+                        ddl.execute(statement);
+                    } catch (SQLException second) {
+                        second.addSuppressed(first);
+                        failure = failure == null ? second : failure;
+                    }
+                }
+            }
+        }
+        if (failure != null && !tableExists(connection)) {
+            throw failure;
+        }
+        log.info("{}: lock table {} is ready ({})", address, table, detected);
+    }
+
+    private static void pause() {
+        try {
+            Thread.sleep(100);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Called with a failure: if the table has gone, the next operation creates it again. */
+    void noticeFailure(SQLException e) {
+        Dialect d = dialect;
+        if (d != null && d.isMissingTable(e)) {
+            ready = false;
+        }
+    }
+
+    /**
+     * Inserts the free row of {@code name} unless it exists, in autocommit, without a duplicate-key error.
+     *
+     * @return 1 if this call inserted it, 0 if it existed
+     */
+    int insertIfAbsent(Connection connection, byte[] key, String namespace, String name) throws SQLException {
+        Dialect d = dialect;
+        try (PreparedStatement insert = connection.prepareStatement(d.insertIfAbsent(table))) {
+            insert.setQueryTimeout(queryTimeoutSeconds);
+            insert.setBytes(1, key);
+            insert.setString(2, namespace);
+            insert.setString(3, name);
+            return insert.executeUpdate() > 0 ? 1 : 0;
+        } catch (SQLException e) {
+            if (d.isDuplicateKey(e)) {
+                return 1; // H2's MERGE can collide with a concurrent insert: the row exists, let the CAS decide
+            }
+            throw e;
+        }
+    }
+
+    // ---------------------------------------------------------------- failures
+
+    /** The exception for a failed operation: what, on which database, how long against which limit. */
+    /** Work on a borrowed connection. */
+    @FunctionalInterface
+    interface SqlWork<T> {
+        T run(Connection connection) throws SQLException;
+    }
+
+    /**
+     * Runs {@code work} on a connection borrowed with the operation timeout and given back afterwards; any
+     * failure becomes a {@link LockBackendException} about {@code what}.
+     */
+    <T> T call(String what, SqlWork<T> work) {
+        long start = System.nanoTime();
+        Connection connection = null;
+        try {
+            connection = borrow(timeout);
+            return work.run(connection);
+        } catch (SQLException | RuntimeException e) {
+            throw failure(what, start, e);
+        } finally {
+            if (connection != null) {
+                giveBack(connection);
+            }
+        }
+    }
+
+    LockBackendException failure(String what, long startNanos, Exception cause) {
+        if (cause instanceof SQLException sql) {
+            noticeFailure(sql);
+        }
+        long elapsed = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+        return new LockBackendException(address + " - " + what + " failed after " + elapsed
+                + " ms (operation timeout " + timeout.toMillis() + " ms): " + describe(cause), cause);
+    }
+
+    private static String describe(Exception e) {
+        String message = e.getMessage();
+        if (e instanceof SQLException sql && sql.getSQLState() != null) {
+            return "[" + sql.getSQLState() + "] " + message;
+        }
+        return message == null ? e.getClass().getName() : message;
+    }
+
+    /** A JDBC URL without credentials or parameters, for messages. */
+    static String describe(String jdbcUrl) {
+        String url = jdbcUrl.replaceAll("//[^/@?;]*@", "//");
+        int cut = url.length();
+        for (char c : new char[] {'?', ';'}) {
+            int at = url.indexOf(c);
+            if (at >= 0 && at < cut) {
+                cut = at;
+            }
+        }
+        return url.substring(0, cut);
+    }
+
+    /** Closes the pool the provider owns, if any. */
+    void close() {
+        if (owned != null) {
+            try {
+                owned.close();
+            } catch (Exception e) {
+                log.warn("{}: closing the connection pool failed: {}", address, e.toString());
+            }
+        }
+    }
+}

@@ -1,0 +1,24 @@
+-- Locksmith lock table for H2 2.x.
+-- ${table} is the table name given to the provider (default locksmith_locks).
+--
+-- Session mode draws fencing tokens from this sequence: NEXT VALUE FOR is never rolled back.
+-- It is created before the lock table, so a process that finds the table finds the counter too.
+CREATE SEQUENCE IF NOT EXISTS ${table}_token;
+
+-- lock_key is SHA-256 over UTF-8 (namespace, NUL, name); namespace and name are kept for tools (H2 counts
+-- VARCHAR length in UTF-16 units, hence 510 for 255 code points). One row per distinct name ever locked; rows
+-- stay after release so the fencing token keeps growing.
+--
+-- In session mode a holder records owner, token, acquired_at and holder (its SESSION_ID(), for a forced release)
+-- inside the transaction that holds the row. That transaction never commits: only READ UNCOMMITTED readers see
+-- the record, and the rollback that ends the hold erases it.
+CREATE TABLE IF NOT EXISTS ${table} (
+    lock_key    BINARY(32)                  NOT NULL PRIMARY KEY,
+    namespace   VARCHAR(64)                 NOT NULL,
+    name        VARCHAR(510)                NOT NULL,
+    owner       VARCHAR(64),
+    token       BIGINT                      NOT NULL,
+    acquired_at TIMESTAMP(6) WITH TIME ZONE,
+    expires_at  TIMESTAMP(6) WITH TIME ZONE NOT NULL,
+    holder      BIGINT
+);

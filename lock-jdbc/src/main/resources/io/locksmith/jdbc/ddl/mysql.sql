@@ -1,0 +1,29 @@
+-- Locksmith lock table for MySQL 8.0+ and MariaDB 10.6+ (InnoDB).
+-- ${table} is the table name given to the provider (default locksmith_locks).
+--
+-- Session mode draws fencing tokens from this AUTO_INCREMENT counter: its values are never handed out twice,
+-- not even when the transaction that drew one rolls back (a holder whose connection died).
+-- It is created before the lock table, so a process that finds the table finds the counter too.
+CREATE TABLE IF NOT EXISTS ${table}_token (
+    token BIGINT NOT NULL AUTO_INCREMENT,
+    PRIMARY KEY (token)
+) ENGINE = InnoDB;
+
+-- lock_key is SHA-256 over UTF-8 (namespace, NUL, name): binary, so names that differ only by case or by
+-- trailing spaces are different keys whatever the server's default collation. namespace and name are kept for
+-- tools. One row per distinct name ever locked; rows stay after release so the fencing token keeps growing.
+--
+-- In session mode a holder records owner, token, acquired_at and holder (its CONNECTION_ID(), for a forced
+-- release) inside the transaction that holds the row. That transaction never commits: only READ UNCOMMITTED
+-- readers see the record, and the rollback that ends the hold erases it.
+CREATE TABLE IF NOT EXISTS ${table} (
+    lock_key    BINARY(32)   NOT NULL,
+    namespace   VARCHAR(64)  CHARACTER SET ascii NOT NULL,
+    name        VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    owner       VARCHAR(64)  CHARACTER SET ascii NULL,
+    token       BIGINT       NOT NULL,
+    acquired_at DATETIME(6)  NULL,
+    expires_at  DATETIME(6)  NOT NULL,
+    holder      BIGINT       NULL,
+    PRIMARY KEY (lock_key)
+) ENGINE = InnoDB;

@@ -1,0 +1,18 @@
+-- Locksmith lock table for PostgreSQL 9.5+.
+-- ${table} is the table name given to the provider (default locksmith_locks).
+--
+-- Session mode draws fencing tokens from this sequence: nextval() is never rolled back.
+-- It is created before the lock table, so a process that finds the table finds the counter too.
+CREATE SEQUENCE IF NOT EXISTS ${table}_token;
+
+-- lock_key is SHA-256 over UTF-8 (namespace, NUL, name); namespace and name are kept for tools. One row per
+-- distinct name ever locked; rows stay after release so the fencing token keeps growing.
+CREATE TABLE IF NOT EXISTS ${table} (
+    lock_key    BYTEA          NOT NULL PRIMARY KEY,
+    namespace   VARCHAR(64)    NOT NULL,
+    name        VARCHAR(255)   NOT NULL,
+    owner       VARCHAR(64),
+    token       BIGINT         NOT NULL,
+    acquired_at TIMESTAMPTZ(6),
+    expires_at  TIMESTAMPTZ(6) NOT NULL
+);

@@ -1,0 +1,112 @@
+package io.locksmith.jdbc;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.locksmith.LockOptions;
+import io.locksmith.LockProvider;
+import io.locksmith.jdbc.JdbcLockProviders.Mode;
+import io.locksmith.tests.LockProviderContract;
+import io.locksmith.tests.StoreControl;
+import io.locksmith.spi.LockStore;
+import io.locksmith.spi.LockStores;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * The lock-tests contract on one database in one mode. Every provider gets its own HikariCP pool, as if it were
+ * another process; round trips are counted on the client side (every statement, commit, rollback and validity
+ * check is one), because the servers are shared and their own counters see everybody's traffic. The store
+ * control drops connections by killing, from the server side, every connection the test's providers opened.
+ */
+abstract class JdbcContract extends LockProviderContract {
+
+    private final TrackedDataSource tracked = new TrackedDataSource(target());
+    private final List<SessionStore> sessionStores = new CopyOnWriteArrayList<>();
+
+    /** The database under test. */
+    abstract JdbcTarget target();
+
+    /** The mode under test. */
+    abstract Mode mode();
+
+    /** The lock table of this mode's contract runs. */
+    final String table() {
+        return "locksmith_contract_" + mode().name().toLowerCase();
+    }
+
+    @Override
+    protected LockProvider newProvider(LockOptions options) {
+        // session mode keeps a connection per held lock: the kit holds up to 27 names at once on one provider
+        HikariDataSource pool = target().pool(options.operationTimeout(), mode() == Mode.SESSION ? 40 : 8);
+        LockStore store = JdbcLockProviders.builder(tracked.wrap(pool))
+                .mode(mode())
+                .table(table())
+                .options(options)
+                .closing(pool, target().jdbcUrl())
+                .buildStore();
+        if (store instanceof SessionStore session) {
+            sessionStores.add(session);
+        }
+        return LockStores.newProvider(store, options);
+    }
+
+    /**
+     * Kills, from the server side, the connection whose open transaction holds the session-mode row lock of
+     * {@code name}, as a DBA killing a session would; the database rolls back and frees the row at once.
+     */
+    final void killHolder(String namespace, String name) throws SQLException {
+        for (SessionStore store : sessionStores) {
+            Connection holder = store.connectionOf(namespace, name);
+            if (holder != null) {
+                tracked.kill(holder);
+                return;
+            }
+        }
+        throw new IllegalStateException("no provider of this test holds '" + name + "' in " + namespace);
+    }
+
+    @Override
+    protected long storeOperationCount() {
+        return TrackedDataSource.ROUND_TRIPS.get();
+    }
+
+    @Override
+    protected Set<String> heldNames(String namespace) {
+        return target().heldNames(table(), mode(), namespace);
+    }
+
+    @Override
+    protected void forceRelease(String namespace, String name) {
+        try {
+            if (mode() == Mode.LEASE) {
+                target().clearOwner(table(), namespace, name);
+            } else {
+                killHolder(namespace, name);
+            }
+        } catch (Exception e) {
+            throw new IllegalStateException("could not force the release of '" + name + "'", e);
+        }
+    }
+
+    @Override
+    protected Optional<StoreControl> storeControl() {
+        return Optional.of(new StoreControl() {
+            @Override
+            public Set<Fault> faults() {
+                return Set.of(Fault.DROP_CONNECTIONS);
+            }
+
+            @Override
+            public void dropConnections() {
+                try {
+                    tracked.dropConnections();
+                } catch (SQLException e) {
+                    throw new IllegalStateException("could not kill the providers' connections", e);
+                }
+            }
+        });
+    }
+}

@@ -1,0 +1,202 @@
+package io.locksmith.jdbc;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.locksmith.tests.servers.DatabaseServer;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A database the JDBC tests run against: embedded H2, or MariaDB and PostgreSQL found by the lock-tests
+ * fixtures (local server, given URL, or Testcontainers). Looks into the lock table directly and kills
+ * connections from the server side, as an operator would.
+ */
+enum JdbcTarget {
+
+    H2 {
+        @Override
+        String jdbcUrl() {
+            return "jdbc:h2:mem:locksmith-tests;DB_CLOSE_DELAY=-1";
+        }
+
+        @Override
+        String user() {
+            return "sa";
+        }
+
+        @Override
+        String password() {
+            return "";
+        }
+
+        @Override
+        String connectionIdQuery() {
+            return "SELECT SESSION_ID()";
+        }
+
+        @Override
+        void kill(long id) throws SQLException {
+            try (Connection admin = admin().getConnection();
+                 PreparedStatement abort = admin.prepareStatement("SELECT ABORT_SESSION(?)")) {
+                abort.setInt(1, Math.toIntExact(id));
+                abort.executeQuery().close();
+            }
+        }
+    },
+
+    MARIADB {
+        @Override
+        DatabaseServer server() {
+            return MariaDb.SERVER;
+        }
+
+        @Override
+        String connectionIdQuery() {
+            return "SELECT CONNECTION_ID()";
+        }
+    },
+
+    POSTGRES {
+        @Override
+        DatabaseServer server() {
+            return Postgres.SERVER;
+        }
+
+        @Override
+        String connectionIdQuery() {
+            return "SELECT pg_backend_pid()";
+        }
+    };
+
+    private static final AtomicInteger POOLS = new AtomicInteger();
+    private HikariDataSource admin;
+
+    /** The fixture's server; H2 has none. */
+    DatabaseServer server() {
+        throw new UnsupportedOperationException(this + " runs in this JVM");
+    }
+
+    String jdbcUrl() {
+        return server().jdbcUrl();
+    }
+
+    String user() {
+        return server().user();
+    }
+
+    String password() {
+        return server().password();
+    }
+
+    /** The query giving the server's id of the current connection. */
+    abstract String connectionIdQuery();
+
+
+
+    /** Kills the connection with this id from the server side; the server has dropped it on return. */
+    void kill(long id) throws SQLException {
+        try {
+            server().killConnection(id);
+        } catch (IllegalStateException alreadyGone) {
+            // the server has no such connection any more
+        }
+    }
+
+    /** A new pool of {@code size} connections that starts without connecting; the caller closes it. */
+    HikariDataSource pool(Duration timeout, int size) {
+        // the settings of the pools the jdbc: URI form builds
+        HikariConfig config = HikariPools.config(jdbcUrl(), size, timeout);
+        config.setUsername(user());
+        config.setPassword(password());
+        config.setPoolName("test-" + name().toLowerCase() + "-" + POOLS.incrementAndGet());
+        return new HikariDataSource(config);
+    }
+
+    /** A small pool for looking into the database, shared by the tests. */
+    synchronized HikariDataSource admin() {
+        if (admin == null) {
+            admin = pool(Duration.ofSeconds(10), 4);
+        }
+        return admin;
+    }
+
+    long connectionId(Connection connection) throws SQLException {
+        try (Statement statement = connection.createStatement();
+             ResultSet id = statement.executeQuery(connectionIdQuery())) {
+            id.next();
+            return id.getLong(1);
+        }
+    }
+
+    // ---------------------------------------------------------------- looking into the table
+
+    /** The names held now in {@code namespace}: owned unexpired rows (lease) or row-locked rows (session). */
+    Set<String> heldNames(String table, JdbcLockProviders.Mode mode, String namespace) {
+        try (Connection connection = admin().getConnection()) {
+            if (mode == JdbcLockProviders.Mode.LEASE) {
+                String now = dialect(connection).now();
+                return names(connection, "SELECT name FROM " + table + " WHERE namespace = ? AND owner IS NOT NULL"
+                        + " AND expires_at > " + now, namespace);
+            }
+            Set<String> all = names(connection, "SELECT name FROM " + table + " WHERE namespace = ?", namespace);
+            connection.setAutoCommit(false);
+            try {
+                all.removeAll(names(connection, "SELECT name FROM " + table + " WHERE namespace = ?"
+                        + dialect(connection).skipLocked(), namespace));
+            } finally {
+                connection.rollback();
+                connection.setAutoCommit(true);
+            }
+            return all;
+        } catch (SQLException e) {
+            if (Dialect.hasState(e, "42S02", "42P01") || Dialect.hasCode(e, 42102, 42104, 42103, 1146)) {
+                return Set.of(); // no lock was ever taken in this table
+            }
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Frees a lease-mode lock in the table, whoever holds it. */
+    void clearOwner(String table, String namespace, String name) throws SQLException {
+        try (Connection connection = admin().getConnection();
+             PreparedStatement update = connection.prepareStatement("UPDATE " + table
+                     + " SET owner = NULL WHERE lock_key = ?")) {
+            update.setBytes(1, LockTable.key(namespace, name));
+            update.executeUpdate();
+        }
+    }
+
+    static Dialect dialect(Connection connection) throws SQLException {
+        return Dialect.detect(connection);
+    }
+
+    private static Set<String> names(Connection connection, String sql, String namespace) throws SQLException {
+        Set<String> names = new HashSet<>();
+        try (PreparedStatement select = connection.prepareStatement(sql)) {
+            select.setString(1, namespace);
+            try (ResultSet rows = select.executeQuery()) {
+                while (rows.next()) {
+                    names.add(rows.getString(1));
+                }
+            }
+        }
+        return names;
+    }
+
+    /** The fixture's MariaDB, found once per test JVM when first needed. */
+    private static final class MariaDb {
+        static final DatabaseServer SERVER = DatabaseServer.startMariaDb();
+    }
+
+    /** The fixture's PostgreSQL, found once per test JVM when first needed. */
+    private static final class Postgres {
+        static final DatabaseServer SERVER = DatabaseServer.startPostgres();
+    }
+}

@@ -1,0 +1,18 @@
+package io.locksmith.jdbc;
+
+import io.locksmith.jdbc.JdbcLockProviders.Mode;
+import org.junit.jupiter.api.DisplayName;
+
+@DisplayName("contract: MariaDb session mode")
+class MariaDbSessionContractTest extends JdbcContract {
+
+    @Override
+    JdbcTarget target() {
+        return JdbcTarget.MARIADB;
+    }
+
+    @Override
+    Mode mode() {
+        return Mode.SESSION;
+    }
+}

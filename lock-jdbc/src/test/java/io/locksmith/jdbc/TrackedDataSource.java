@@ -1,0 +1,122 @@
+package io.locksmith.jdbc;
+
+import java.lang.reflect.InvocationHandler;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.WeakHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import javax.sql.DataSource;
+
+/**
+ * A {@link DataSource} wrapper for tests: counts every round trip the lock store makes (statement executions,
+ * commits, rollbacks, validity checks) and remembers the server-side id of every physical connection handed
+ * out, so a test can kill them all from the server as a network failure would.
+ */
+final class TrackedDataSource {
+
+    /** Round trips made through every tracked data source of this JVM. */
+    static final AtomicLong ROUND_TRIPS = new AtomicLong();
+
+    private static final Set<String> COUNTED_STATEMENT_METHODS = Set.of("execute", "executeQuery", "executeUpdate",
+            "executeLargeUpdate", "executeBatch", "executeLargeBatch");
+    private static final Set<String> COUNTED_CONNECTION_METHODS = Set.of("commit", "rollback", "isValid");
+    private static final Set<String> STATEMENT_FACTORIES = Set.of("createStatement", "prepareStatement",
+            "prepareCall");
+
+    private final JdbcTarget target;
+    private final Map<Connection, Long> ids = Collections.synchronizedMap(new WeakHashMap<>());
+
+    TrackedDataSource(JdbcTarget target) {
+        this.target = target;
+    }
+
+    /** Wraps {@code dataSource}; connections it hands out are counted and remembered. */
+    DataSource wrap(DataSource dataSource) {
+        return (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(), new Class<?>[] {DataSource.class},
+                (proxy, method, args) -> {
+                    Object result = invoke(dataSource, method, args);
+                    if (result instanceof Connection connection && method.getName().equals("getConnection")) {
+                        remember(connection);
+                        return proxy(Connection.class, connection, this::onConnection);
+                    }
+                    return result;
+                });
+    }
+
+    /** Kills every remembered connection from the server side. */
+    void dropConnections() throws SQLException {
+        List<Long> all;
+        synchronized (ids) {
+            all = new ArrayList<>(ids.values());
+        }
+        for (long id : all) {
+            target.kill(id);
+        }
+    }
+
+    /** Kills, from the server side, the physical connection behind {@code connection}. */
+    void kill(Connection connection) throws SQLException {
+        Long id = ids.get(connection.unwrap(Connection.class));
+        if (id == null) {
+            throw new IllegalStateException("not a connection of this data source: " + connection);
+        }
+        target.kill(id);
+    }
+
+    private void remember(Connection connection) throws SQLException {
+        Connection physical = connection.unwrap(Connection.class);
+        if (!ids.containsKey(physical)) {
+            ids.put(physical, target.connectionId(connection));
+        }
+    }
+
+    private Object onConnection(Object connection, Method method, Object[] args) throws Throwable {
+        if (COUNTED_CONNECTION_METHODS.contains(method.getName())) {
+            ROUND_TRIPS.incrementAndGet();
+        }
+        Object result = invoke(connection, method, args);
+        if (result instanceof Statement statement && STATEMENT_FACTORIES.contains(method.getName())) {
+            Class<?> type = method.getReturnType();
+            return proxy(type, statement, (target, m, a) -> {
+                if (COUNTED_STATEMENT_METHODS.contains(m.getName())) {
+                    ROUND_TRIPS.incrementAndGet();
+                }
+                return invoke(target, m, a);
+            });
+        }
+        return result;
+    }
+
+    @FunctionalInterface
+    private interface Handler {
+        Object handle(Object target, Method method, Object[] args) throws Throwable;
+    }
+
+    private static Object proxy(Class<?> type, Object target, Handler handler) {
+        InvocationHandler h = (proxy, method, args) -> {
+            if (method.getName().equals("unwrap") && args != null && args[0] == Connection.class
+                    && target instanceof Connection) {
+                return ((Connection) target).unwrap(Connection.class);
+            }
+            return handler.handle(target, method, args);
+        };
+        return Proxy.newProxyInstance(TrackedDataSource.class.getClassLoader(), new Class<?>[] {type}, h);
+    }
+
+    private static Object invoke(Object target, Method method, Object[] args) throws Throwable {
+        try {
+            return method.invoke(target, args);
+        } catch (InvocationTargetException e) {
+            throw e.getCause();
+        }
+    }
+}
