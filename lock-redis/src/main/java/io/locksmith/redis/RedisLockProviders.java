@@ -1,0 +1,139 @@
+package io.locksmith.redis;
+
+import io.locksmith.LockBackendException;
+import io.locksmith.LockOptions;
+import io.locksmith.LockProvider;
+import io.locksmith.spi.LockStores;
+import java.util.Locale;
+import java.util.Objects;
+import redis.clients.jedis.ConnectionPoolConfig;
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.JedisClientConfig;
+import redis.clients.jedis.RedisClient;
+import redis.clients.jedis.SslOptions;
+import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.providers.PooledConnectionProvider;
+
+/**
+ * Opens {@link LockProvider}s on Redis over a Jedis client the application already has.
+ *
+ * <pre>{@code
+ * RedisClient redis = RedisClient.builder().hostAndPort("10.0.0.5", 6379).build();
+ * LockProvider locks = RedisLockProviders.builder(redis)
+ *         .options(LockOptions.builder().namespace("orders").build())
+ *         .build();
+ * }</pre>
+ *
+ * <p>Any {@link UnifiedJedis} works: {@code RedisClient}, {@code RedisClusterClient}, {@code JedisPooled},
+ * {@code JedisCluster}. The provider uses the client's own timeouts and pool, so give the client socket and
+ * connection timeouts no longer than {@link LockOptions#operationTimeout()}, a pool wait no longer than that
+ * either, and room in the pool for one long-lived subscriber connection (taken while a thread waits for a lock).
+ * The provider does not close the client; close the provider first, then the client.
+ *
+ * <p>To let Locksmith create and own the client, open {@code redis://[user:password@]host:port[/db]} or
+ * {@code rediss://…} with {@link LockProvider#open(String, LockOptions)} instead.
+ */
+public final class RedisLockProviders {
+
+    private RedisLockProviders() {
+    }
+
+    /** A builder of a provider over {@code client}, which the provider uses but does not close. */
+    public static Builder builder(UnifiedJedis client) {
+        return new Builder(Objects.requireNonNull(client, "client"));
+    }
+
+    /** Opens a provider that owns a client built from {@code uri}: the URI form of the backend. */
+    static LockProvider open(RedisUri uri, LockOptions options) {
+        return LockStores.newProvider(openStore(uri, options), options);
+    }
+
+    /** A store that owns a client built from {@code uri}, its scripts loaded. */
+    static RedisLockStore openStore(RedisUri uri, LockOptions options) {
+        int timeout = (int) Math.max(1, Math.min(Integer.MAX_VALUE, options.operationTimeout().toMillis()));
+        DefaultJedisClientConfig.Builder config = DefaultJedisClientConfig.builder()
+                .connectionTimeoutMillis(timeout)
+                .socketTimeoutMillis(timeout)
+                .database(uri.database());
+        if (uri.tls()) {
+            config.sslOptions(SslOptions.defaults());
+        }
+        if (uri.user() != null) {
+            config.user(uri.user());
+        }
+        if (uri.password() != null) {
+            config.password(uri.password());
+        }
+        JedisClientConfig clientConfig = config.build();
+        ConnectionPoolConfig pool = new ConnectionPoolConfig();
+        pool.setMaxTotal(16);
+        pool.setMaxIdle(16);
+        pool.setBlockWhenExhausted(true);
+        pool.setMaxWait(options.operationTimeout());
+        HostAndPort server = new HostAndPort(uri.host(), uri.port());
+        PooledConnectionProvider connections = new PooledConnectionProvider(server, clientConfig, pool);
+        RedisClient client = RedisClient.builder()
+                .hostAndPort(server)
+                .clientConfig(clientConfig)
+                .connectionProvider(connections)
+                .build();
+        // After a broken connection the idle ones are likely stale too (server restarted): drop them.
+        RedisLockStore store = new RedisLockStore(client, uri.address(), options, connections.getPool()::clear,
+                client);
+        try {
+            store.loadScripts();
+        } catch (LockBackendException e) {
+            store.close();
+            String problem = e.getMessage() == null ? "" : e.getMessage().toLowerCase(Locale.ROOT);
+            if (problem.contains("db index is out of range")) {
+                throw new IllegalArgumentException("Invalid Redis URI '" + uri.address() + "': database "
+                        + uri.database() + " does not exist on the server (" + e.getMessage() + ")", e);
+            }
+            throw e;
+        }
+        return store;
+    }
+
+    /** Configures and builds a provider over an application's Jedis client. */
+    public static final class Builder {
+        private final UnifiedJedis client;
+        private LockOptions options = LockOptions.defaults();
+        private String address;
+
+        private Builder(UnifiedJedis client) {
+            this.client = client;
+        }
+
+        /** The provider's options (lease, namespace, listener, …); default {@link LockOptions#defaults()}. */
+        public Builder options(LockOptions options) {
+            this.options = Objects.requireNonNull(options, "options");
+            return this;
+        }
+
+        /**
+         * How messages and {@link LockProvider#backend()} name the server, such as {@code redis://10.0.0.5:6379/0};
+         * must not contain credentials. Default: {@code redis} and the client's class.
+         */
+        public Builder address(String address) {
+            Objects.requireNonNull(address, "address");
+            if (address.isBlank()) {
+                throw new IllegalArgumentException("address must not be blank");
+            }
+            this.address = address;
+            return this;
+        }
+
+        /**
+         * Loads the lock scripts into the server and returns the provider.
+         *
+         * @throws LockBackendException if the server cannot be reached or refuses the scripts
+         */
+        public LockProvider build() {
+            String shown = address != null ? address : "redis (" + client.getClass().getSimpleName() + ")";
+            RedisLockStore store = new RedisLockStore(client, shown, options, () -> { }, null);
+            store.loadScripts();
+            return LockStores.newProvider(store, options);
+        }
+    }
+}

@@ -1,0 +1,537 @@
+package io.locksmith.redis;
+
+import io.locksmith.LockBackendException;
+import io.locksmith.LockInfo;
+import io.locksmith.LockOptions;
+import io.locksmith.redis.RedisScripts.Script;
+import io.locksmith.spi.Acquisition;
+import io.locksmith.spi.LockStore;
+import java.net.ConnectException;
+import java.net.SocketTimeoutException;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.exceptions.JedisConnectionException;
+import redis.clients.jedis.exceptions.JedisException;
+import redis.clients.jedis.exceptions.JedisNoScriptException;
+import redis.clients.jedis.util.JedisClusterCRC16;
+
+/**
+ * The Redis {@link LockStore}: one hash per lock, a fencing counter beside it, Lua scripts called by SHA and
+ * wake-ups over pub/sub. Key layout in {@link RedisKeys}, the scripts and why they are safe in
+ * {@link RedisScripts}.
+ *
+ * <p>Round trips: an acquisition is one {@code EVALSHA}, a release one {@code EVALSHA} (which also publishes the
+ * wake-up: {@code PUBLISH} on a single server, {@code SPUBLISH} on a Redis 7+ cluster), a renewal batch one
+ * {@code EVALSHA} on a single server and one per hash slot on a cluster, {@link #isLocked} one {@code EXISTS},
+ * {@link #inspect} and {@link #forceRelease} one {@code EVALSHA} each (their scripts are loaded on first use,
+ * not when the store starts). Every Jedis failure becomes a {@link LockBackendException} naming the server
+ * without credentials.
+ *
+ * <p>A call that fails at once on a broken connection (a pooled connection the server closed when it restarted
+ * or dropped its clients) is repeated once on a fresh connection; all calls are safe to repeat (see
+ * {@link RedisScripts}). A call that timed out or failed slowly is not repeated, so every call returns within
+ * about one operation timeout. An acquisition whose answer was lost is cancelled in the background until
+ * the server confirms it, so a hold that the server granted after its client gave up does not linger.
+ */
+final class RedisLockStore implements LockStore {
+
+    private static final Logger log = LoggerFactory.getLogger(RedisLockStore.class);
+    private static final long CANCEL_MEMORY_MILLIS = 60_000;
+    private static final long SWEEP_MARGIN_NANOS = TimeUnit.SECONDS.toNanos(60);
+    private static final long MIN_RETRY_MILLIS = 50;
+    private static final long MAX_RETRY_MILLIS = 1_000;
+
+    private final UnifiedJedis jedis;
+    private final String address;
+    private final RedisKeys keys;
+    private final boolean cluster;
+    private final RedisShardedWakeups.Nodes nodes;
+    private final Duration operationTimeout;
+    private final long timeoutNanos;
+    /** Whether wake-ups go over sharded pub/sub: a cluster whose nodes all run Redis 7 or later. */
+    private volatile boolean sharded;
+    private volatile RedisSubscriber wakeups;
+    private final Runnable onConnectionFailure;
+    private final AutoCloseable owned;
+    private final AtomicLong attempts = new AtomicLong();
+    /** The attempt behind each hold of this store's owner, as far as this store knows. */
+    private final Map<String, Hold> holds = new ConcurrentHashMap<>();
+    private final Canceller canceller = new Canceller();
+    private volatile int sweepAbove = 1024;
+    private volatile boolean closed;
+
+    /**
+     * A store over {@code jedis}.
+     *
+     * @param onConnectionFailure run after a call failed on a broken connection (drops the idle pooled
+     *     connections of an owned client, which are likely stale too)
+     * @param owned closed with the store, or null if the caller keeps ownership of the client
+     */
+    RedisLockStore(UnifiedJedis jedis, String address, LockOptions options, Runnable onConnectionFailure,
+            AutoCloseable owned) {
+        this.jedis = jedis;
+        this.address = address;
+        this.keys = new RedisKeys(options.namespace());
+        this.nodes = RedisShardedWakeups.Nodes.of(jedis);
+        this.cluster = nodes != null;
+        this.operationTimeout = options.operationTimeout();
+        this.timeoutNanos = operationTimeout.toNanos();
+        this.wakeups = new RedisWakeups(jedis, address, operationTimeout);
+        this.onConnectionFailure = onConnectionFailure;
+        this.owned = owned;
+    }
+
+    /**
+     * Loads the scripts, which also proves the server answers, and on a cluster whose nodes all run Redis 7 or
+     * later switches wake-ups to sharded pub/sub; on failure the caller closes what it owns.
+     */
+    void loadScripts() {
+        for (Script script : List.of(RedisScripts.ACQUIRE, RedisScripts.RELEASE, RedisScripts.RENEW,
+                RedisScripts.CANCEL)) {
+            String sha = run("load the " + script.name + " script", () -> jedis.scriptLoad(script.text)).value;
+            if (!script.sha.equalsIgnoreCase(sha)) {
+                throw new LockBackendException(address + " - loading the " + script.name
+                        + " script returned SHA " + sha + ", expected " + script.sha);
+            }
+        }
+        if (cluster && !sharded && RedisShardedWakeups.supported(nodes)) {
+            RedisSubscriber unused = wakeups;
+            wakeups = new RedisShardedWakeups(nodes, address, operationTimeout);
+            sharded = true;
+            unused.close();
+        }
+    }
+
+    @Override
+    public String address() {
+        return address;
+    }
+
+    @Override
+    public Acquisition tryAcquire(String name, String owner, Duration lease, Duration wait) {
+        long attempt = attempts.incrementAndGet();
+        long leaseMillis = leaseMillis(lease);
+        Reply<Object> reply;
+        try {
+            reply = eval("acquire lock '" + name + "'", RedisScripts.ACQUIRE,
+                    List.of(keys.lock(name), keys.fence(name), keys.cancelled(name)),
+                    List.of(owner, Long.toString(leaseMillis), Long.toString(attempt)));
+        } catch (Failed e) {
+            if (e.mayHaveRun) {
+                canceller.add(new Cancel(name, owner, attempt, Math.max(CANCEL_MEMORY_MILLIS, 2 * leaseMillis)));
+            }
+            throw e;
+        }
+        long answer = asLong(reply.value, "acquire");
+        if (answer > 0) {
+            holds.put(name, new Hold(attempt, System.nanoTime() + lease.toNanos()));
+            sweepIfLarge();
+            return Acquisition.acquired(answer);
+        }
+        return answer == 0 ? Acquisition.busy() : Acquisition.busy(Duration.ofMillis(-answer));
+    }
+
+    @Override
+    public boolean release(String name, String owner) {
+        Hold hold = holds.get(name);
+        String attempt = hold == null ? "" : Long.toString(hold.attempt);
+        // On failure the hold stays known, so that a retried unlock() releases the same attempt.
+        Reply<Object> reply = eval("release lock '" + name + "'", RedisScripts.RELEASE, List.of(keys.lock(name)),
+                wakeUp(name, owner, attempt));
+        if (hold != null) {
+            holds.remove(name, hold);
+        }
+        // An attempt whose answer was lost and a repeat that finds nothing: the first one released it.
+        return asLong(reply.value, "release") == 1 || reply.afterLostAnswer;
+    }
+
+    @Override
+    public Set<String> renew(List<String> names, String owner, Duration lease) {
+        if (names.isEmpty()) {
+            return Set.of();
+        }
+        String leaseMillis = Long.toString(leaseMillis(lease));
+        long validUntil = System.nanoTime() + lease.toNanos();
+        Set<String> gone = new HashSet<>();
+        for (List<String> group : groups(names)) {
+            List<String> hashes = new ArrayList<>(group.size());
+            List<String> args = new ArrayList<>(group.size() + 2);
+            List<Hold> known = new ArrayList<>(group.size());
+            args.add(owner);
+            args.add(leaseMillis);
+            for (String name : group) {
+                Hold hold = holds.get(name);
+                known.add(hold);
+                hashes.add(keys.lock(name));
+                args.add(hold == null ? "" : Long.toString(hold.attempt));
+            }
+            Object reply = eval("renew " + group.size() + " lock(s)", RedisScripts.RENEW, hashes, args).value;
+            if (!(reply instanceof List<?> positions)) {
+                throw unexpected("renew", reply);
+            }
+            Set<Integer> lost = new HashSet<>();
+            for (Object position : positions) {
+                int index = (int) asLong(position, "renew") - 1;
+                if (index < 0 || index >= group.size()) {
+                    throw unexpected("renew", reply);
+                }
+                lost.add(index);
+            }
+            for (int i = 0; i < group.size(); i++) {
+                String name = group.get(i);
+                Hold hold = known.get(i);
+                if (lost.contains(i)) {
+                    gone.add(name);
+                    if (hold != null) {
+                        holds.remove(name, hold);
+                    }
+                } else if (hold != null) {
+                    holds.replace(name, hold, new Hold(hold.attempt, validUntil));
+                }
+            }
+        }
+        return gone;
+    }
+
+    /** The names of one renewal call each: all of them on a single server, one group per slot on a cluster. */
+    private List<List<String>> groups(List<String> names) {
+        if (!cluster) {
+            return List.of(names);
+        }
+        Map<Integer, List<String>> bySlot = new LinkedHashMap<>();
+        for (String name : names) {
+            bySlot.computeIfAbsent(JedisClusterCRC16.getSlot(keys.lock(name)), s -> new ArrayList<>()).add(name);
+        }
+        return new ArrayList<>(bySlot.values());
+    }
+
+    @Override
+    public boolean isLocked(String name) {
+        String lock = keys.lock(name);
+        return run("check lock '" + name + "'", () -> jedis.exists(lock)).value;
+    }
+
+    @Override
+    public LockInfo inspect(String name) {
+        Object reply = eval("inspect lock '" + name + "'", RedisScripts.INSPECT,
+                List.of(keys.lock(name), keys.fence(name)), List.of()).value;
+        if (!(reply instanceof List<?> parts) || parts.size() != 3) {
+            throw unexpected("inspect", reply);
+        }
+        Long token = parts.get(2) == null ? null : asNumber(parts.get(2), "inspect");
+        if (parts.get(0) == null) {
+            return LockInfo.free(name, token);
+        }
+        if (!(parts.get(0) instanceof String owner)) {
+            throw unexpected("inspect", reply);
+        }
+        long pttl = asLong(parts.get(1), "inspect");
+        // The hash does not record when the hold began (see RedisScripts).
+        return LockInfo.held(name, owner, null, pttl >= 0 ? Duration.ofMillis(pttl) : null, token);
+    }
+
+    @Override
+    public boolean forceRelease(String name) {
+        Object reply = eval("force the release of lock '" + name + "'", RedisScripts.FORCE_RELEASE,
+                List.of(keys.lock(name)), wakeUp(name)).value;
+        return asLong(reply, "force-release") == 1;
+    }
+
+    @Override
+    public Subscription subscribe(String name, Runnable onRelease) {
+        return wakeups.subscribe(keys.channel(name), onRelease);
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        wakeups.close();
+        canceller.closeAndFlush();
+        if (owned != null) {
+            try {
+                owned.close();
+            } catch (Exception e) {
+                throw new LockBackendException(address + " - closing the Redis client failed: " + e.getMessage(), e);
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "RedisLockStore{" + address + '}';
+    }
+
+    RedisKeys keys() {
+        return keys;
+    }
+
+    RedisSubscriber wakeups() {
+        return wakeups;
+    }
+
+    /** Whether wake-ups go over sharded pub/sub; for tests. */
+    boolean sharded() {
+        return sharded;
+    }
+
+    /**
+     * The arguments of a script that publishes a wake-up for {@code name}: {@code first}, then the lock's
+     * channel, then {@link RedisScripts#SHARDED} if the script is to use {@code SPUBLISH}.
+     */
+    private List<String> wakeUp(String name, String... first) {
+        List<String> args = new ArrayList<>(first.length + 2);
+        args.addAll(List.of(first));
+        args.add(keys.channel(name));
+        if (sharded) {
+            args.add(RedisScripts.SHARDED);
+        }
+        return args;
+    }
+
+    /** How many lost acquisitions still wait to be cancelled; for tests. */
+    int pendingCancellations() {
+        return canceller.pending();
+    }
+
+    /** Forgets holds whose lease ended long ago and that nobody released (explicit leases left to expire). */
+    private void sweepIfLarge() {
+        if (holds.size() <= sweepAbove) {
+            return;
+        }
+        long now = System.nanoTime();
+        holds.entrySet().removeIf(e -> now - e.getValue().validUntil > SWEEP_MARGIN_NANOS);
+        sweepAbove = Math.max(1024, holds.size() * 2);
+    }
+
+    // ---------------------------------------------------------------- calls
+
+    /** Runs a script by SHA; if the server lost it, loads it on the key's node and runs it again. */
+    private Reply<Object> eval(String what, Script script, List<String> keyList, List<String> args) {
+        return run(what, () -> {
+            try {
+                return jedis.evalsha(script.sha, keyList, args);
+            } catch (JedisNoScriptException e) {
+                jedis.scriptLoad(script.text, keyList.get(0));
+                return jedis.evalsha(script.sha, keyList, args);
+            }
+        });
+    }
+
+    /**
+     * Runs a command, repeating it on a fresh connection after a broken connection that did not time out.
+     *
+     * @throws Failed naming the server, and whether the command may have run
+     */
+    private <T> Reply<T> run(String what, Supplier<T> command) {
+        long start = System.nanoTime();
+        boolean lostAnswer = false;
+        for (boolean retried = false; ; retried = true) {
+            try {
+                return new Reply<>(command.get(), lostAnswer);
+            } catch (JedisConnectionException e) {
+                onConnectionFailure.run();
+                lostAnswer |= !causedBy(e, ConnectException.class);
+                // Only a failure that came at once is a stale connection worth one more try; anything slower
+                // (a timeout, a server that is slow to refuse) is reported, so the call stays within its bound.
+                boolean fast = System.nanoTime() - start < timeoutNanos / 4;
+                if (retried || !fast || closed || causedBy(e, SocketTimeoutException.class)) {
+                    throw new Failed(address + " - " + what + " failed: " + describe(e), e, lostAnswer);
+                }
+            } catch (JedisException e) {
+                // The server answered with an error, or no connection could be had: nothing ran.
+                throw new Failed(address + " - " + what + " failed: " + describe(e), e, lostAnswer);
+            }
+        }
+    }
+
+    private static boolean causedBy(Throwable e, Class<? extends Throwable> type) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (type.isInstance(t)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static String describe(JedisException e) {
+        String message = e.getMessage();
+        Throwable cause = e.getCause();
+        if (cause != null && cause.getMessage() != null && (message == null || !message.contains(cause.getMessage()))) {
+            message = (message == null ? "" : message + ": ") + cause.getMessage();
+        }
+        return message == null ? e.getClass().getSimpleName() : message;
+    }
+
+    private long asLong(Object reply, String what) {
+        if (reply instanceof Long value) {
+            return value;
+        }
+        throw unexpected(what, reply);
+    }
+
+    /** A number the server stores as a string, such as the fencing counter. */
+    private long asNumber(Object reply, String what) {
+        if (reply instanceof String text) {
+            try {
+                return Long.parseLong(text);
+            } catch (NumberFormatException e) {
+                throw unexpected(what, reply);
+            }
+        }
+        throw unexpected(what, reply);
+    }
+
+    private LockBackendException unexpected(String what, Object reply) {
+        return new LockBackendException(address + " - " + what + " script gave an unexpected reply: " + reply);
+    }
+
+    private static long leaseMillis(Duration lease) {
+        return Math.max(1, lease.toMillis());
+    }
+
+    /** A command's answer, and whether an earlier try of it lost its answer (so it may have run before). */
+    private record Reply<T>(T value, boolean afterLostAnswer) {
+    }
+
+    /** The attempt that took a hold, and until when its lease lasts as far as this store knows. */
+    private record Hold(long attempt, long validUntil) {
+    }
+
+    /** An acquisition attempt to undo. */
+    private record Cancel(String name, String owner, long attempt, long memoryMillis) {
+    }
+
+    /** A failed call; {@link #mayHaveRun} if the server may have run it although its answer was lost. */
+    private static final class Failed extends LockBackendException {
+        private static final long serialVersionUID = 1L;
+        final boolean mayHaveRun;
+
+        Failed(String message, Throwable cause, boolean mayHaveRun) {
+            super(message, cause);
+            this.mayHaveRun = mayHaveRun;
+        }
+    }
+
+    /**
+     * Cancels acquisitions whose answer was lost, on a daemon thread started at the first one, retrying with
+     * backoff until the server confirms each cancellation; {@link #closeAndFlush} makes a last bounded try.
+     */
+    private final class Canceller {
+        private final ArrayDeque<Cancel> pending = new ArrayDeque<>();
+        private Thread thread;
+        private boolean stopped;
+
+        synchronized void add(Cancel cancel) {
+            if (stopped) {
+                return;
+            }
+            pending.add(cancel);
+            if (thread == null) {
+                thread = new Thread(this::loop, "locksmith-redis-cancel");
+                thread.setDaemon(true);
+                thread.start();
+            }
+            notifyAll();
+        }
+
+        synchronized int pending() {
+            return pending.size();
+        }
+
+        private void loop() {
+            long delay = MIN_RETRY_MILLIS;
+            while (true) {
+                Cancel next;
+                synchronized (this) {
+                    while (pending.isEmpty() && !stopped) {
+                        waitQuietly(0);
+                    }
+                    if (stopped) {
+                        return;
+                    }
+                    next = pending.peek();
+                }
+                if (cancel(next)) {
+                    synchronized (this) {
+                        pending.remove(next);
+                    }
+                    delay = MIN_RETRY_MILLIS;
+                } else {
+                    synchronized (this) {
+                        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delay);
+                        long left;
+                        while (!stopped && (left = until - System.nanoTime()) > 0) {
+                            waitQuietly(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+                        }
+                    }
+                    delay = Math.min(MAX_RETRY_MILLIS, delay * 2);
+                }
+            }
+        }
+
+        private boolean cancel(Cancel c) {
+            try {
+                eval("cancel an unanswered acquisition of lock '" + c.name + "'", RedisScripts.CANCEL,
+                        List.of(keys.lock(c.name), keys.cancelled(c.name)),
+                        wakeUp(c.name, c.owner, Long.toString(c.attempt), Long.toString(c.memoryMillis)));
+                return true;
+            } catch (LockBackendException e) {
+                log.debug("{}: will retry: {}", address, e.getMessage());
+                return false;
+            }
+        }
+
+        void closeAndFlush() {
+            Thread running;
+            synchronized (this) {
+                stopped = true;
+                notifyAll();
+                running = thread;
+            }
+            long deadline = System.nanoTime() + timeoutNanos;
+            if (running != null) {
+                try {
+                    running.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(timeoutNanos)));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            List<Cancel> left;
+            synchronized (this) {
+                left = new ArrayList<>(pending);
+                pending.clear();
+            }
+            int abandoned = 0;
+            for (Cancel c : left) {
+                if (System.nanoTime() - deadline >= 0 || running != null && running.isAlive() || !cancel(c)) {
+                    abandoned++;
+                }
+            }
+            if (abandoned > 0) {
+                log.warn("{}: closing with {} unanswered acquisition(s) not cancelled; a hold the server granted "
+                        + "late ends with its lease", address, abandoned);
+            }
+        }
+
+        private void waitQuietly(long millis) {
+            try {
+                wait(millis);
+            } catch (InterruptedException e) {
+                // only the store's own threads wait here; the state says what to do
+            }
+        }
+    }
+}

@@ -1,0 +1,179 @@
+package io.locksmith.redis;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+
+/**
+ * The Lua scripts of the Redis store. Each is loaded once ({@code SCRIPT LOAD}) and called by SHA
+ * ({@code EVALSHA}); a server that lost its script cache (restart, {@code SCRIPT FLUSH}, failover) answers
+ * {@code NOSCRIPT}, and the store loads the script again and repeats the call.
+ *
+ * <p>Why the scripts are safe: Redis runs a script atomically (no other command runs between its first and its
+ * last call), so each check-then-act below is one indivisible step, exactly as if the server had a command for
+ * it. Every key a script touches is passed in {@code KEYS} and shares the lock's hash tag, so on a cluster the
+ * whole script runs on the one node that owns the lock's slot. A lock is a hash whose single field is the
+ * owner id (the provider's random 128-bit client id, so no other client can guess it) and whose value is the
+ * id of the attempt that took it; its expiry is the lease, so Redis frees the lock when the lease ends even if
+ * its owner died.
+ *
+ * <p>The attempt id matters because a request that timed out on the client may still run later: a server
+ * paused with SIGSTOP runs the commands waiting in its sockets when it resumes, and a retransmitted packet can
+ * arrive late. Release and renewal therefore act only on the hold of the exact attempt they mean, so a late
+ * release can never free a newer hold of the same owner. An acquisition whose outcome the client does not know
+ * is cancelled afterwards ({@link #CANCEL}): if it already ran, its hold is deleted; if it has not, a tombstone
+ * makes it do nothing when it does.
+ *
+ * <ul>
+ *   <li>{@link #ACQUIRE}: takes the lock if nobody holds it, or if the hash names this owner (a hold the owner
+ *       gave up locally, for instance after an interrupt at the moment of acquisition, whose release did not
+ *       reach the server): the machinery only asks for fresh acquisitions, never for re-entry. A fresh
+ *       acquisition increments the fencing counter, so each token is greater than every earlier one for the
+ *       name, and the counter never expires. A busy lock answers the holder's remaining lease, which bounds
+ *       how long a waiter that misses the release message waits.</li>
+ *   <li>{@link #RELEASE}: deletes the hash only if it holds this owner's attempt, then publishes a wake-up.
+ *       Retried after a lost answer, it finds the attempt gone and changes nothing, so it can never free a hold
+ *       that another owner, or a later attempt of the same owner, took meanwhile.</li>
+ *   <li>{@link #RENEW}: extends each hash of the batch that still holds this owner's attempt and names those
+ *       that do not (expired, deleted, or flushed): one server call for the whole batch.</li>
+ *   <li>{@link #CANCEL}: undoes an acquisition whose answer was lost, whether it ran before or runs after.</li>
+ *   <li>{@link #INSPECT}: reads the holder, the remaining lease and the fencing counter in one step, so the three
+ *       describe the same moment: while a hold exists the counter is its token, since an acquisition increments
+ *       the counter only together with writing its hold; when the lock is free it is the last token issued.</li>
+ *   <li>{@link #FORCE_RELEASE}: deletes the hash whoever holds it and publishes a wake-up. Its holder finds its
+ *       attempt gone at its next renewal or release, exactly as after an expiry.</li>
+ * </ul>
+ *
+ * <p>The scripts that free a lock publish the wake-up on the lock's channel with {@code PUBLISH}, or with
+ * {@code SPUBLISH} when told {@link #SHARDED} (a Redis 7+ cluster). The channel shares the lock's hash tag, so
+ * it hashes to the lock's slot and the script may publish on it from the node that runs it; a sharded message
+ * stays on that node (and its replicas) instead of being broadcast to the whole cluster.
+ *
+ * <p>The hash does not record when a hold began: reading the server's clock ({@code TIME}) in {@link #ACQUIRE}
+ * would make every acquisition slower (and need one more ACL permission) for the sake of an operator's view.
+ */
+final class RedisScripts {
+
+    /** The last argument that makes a script publish its wake-up with {@code SPUBLISH}. */
+    static final String SHARDED = "sharded";
+
+    /**
+     * KEYS[1] lock hash, KEYS[2] fencing counter, KEYS[3] cancelled attempts; ARGV[1] owner, ARGV[2] lease in ms,
+     * ARGV[3] attempt id. Returns the new fencing token (&gt; 0); or when busy the negated remaining lease in ms
+     * (&lt; 0), or 0 if that is unknown (the holder's hash has no expiry) or the attempt was cancelled.
+     */
+    static final Script ACQUIRE = new Script("acquire", """
+            if redis.call('sismember', KEYS[3], ARGV[1] .. ':' .. ARGV[3]) == 1 then
+              return 0
+            end
+            if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[1]) == 1 then
+              local token = redis.call('incr', KEYS[2])
+              redis.call('hset', KEYS[1], ARGV[1], ARGV[3])
+              redis.call('pexpire', KEYS[1], ARGV[2])
+              return token
+            end
+            local ttl = redis.call('pttl', KEYS[1])
+            if ttl < 0 then
+              return 0
+            end
+            return -math.max(ttl, 1)
+            """);
+
+    /**
+     * KEYS[1] lock hash; ARGV[1] owner, ARGV[2] attempt id (empty: any attempt of the owner), ARGV[3] wake-up
+     * channel, ARGV[4] {@link #SHARDED} or absent. Returns 1 if released, 0 if that attempt did not hold the lock.
+     */
+    static final Script RELEASE = new Script("release", """
+            local held = redis.call('hget', KEYS[1], ARGV[1])
+            if not held or (ARGV[2] ~= '' and held ~= ARGV[2]) then
+              return 0
+            end
+            redis.call('del', KEYS[1])
+            redis.call(ARGV[4] == 'sharded' and 'spublish' or 'publish', ARGV[3], 'released')
+            return 1
+            """);
+
+    /**
+     * KEYS: lock hashes; ARGV[1] owner, ARGV[2] lease in ms, ARGV[2 + i] the attempt id for KEYS[i] (empty: any
+     * attempt of the owner). Returns the 1-based positions in KEYS of the hashes that no longer hold them.
+     */
+    static final Script RENEW = new Script("renew", """
+            local gone = {}
+            for i, key in ipairs(KEYS) do
+              local held = redis.call('hget', key, ARGV[1])
+              if held and (ARGV[i + 2] == '' or held == ARGV[i + 2]) then
+                redis.call('pexpire', key, ARGV[2])
+              else
+                gone[#gone + 1] = i
+              end
+            end
+            return gone
+            """);
+
+    /**
+     * KEYS[1] lock hash, KEYS[2] cancelled attempts; ARGV[1] owner, ARGV[2] attempt id, ARGV[3] how long to
+     * remember the cancellation in ms, ARGV[4] wake-up channel, ARGV[5] {@link #SHARDED} or absent. Returns 1 if
+     * the attempt held the lock and was released, 0 if it is now remembered as cancelled.
+     */
+    static final Script CANCEL = new Script("cancel", """
+            if redis.call('hget', KEYS[1], ARGV[1]) == ARGV[2] then
+              redis.call('del', KEYS[1])
+              redis.call(ARGV[5] == 'sharded' and 'spublish' or 'publish', ARGV[4], 'released')
+              return 1
+            end
+            redis.call('sadd', KEYS[2], ARGV[1] .. ':' .. ARGV[2])
+            redis.call('pexpire', KEYS[2], ARGV[3])
+            return 0
+            """);
+
+    /**
+     * KEYS[1] lock hash, KEYS[2] fencing counter. Returns {owner or nil, remaining lease in ms (PTTL: -2 if there
+     * is no hash, -1 if it has no expiry), fencing counter or nil}.
+     */
+    static final Script INSPECT = new Script("inspect", """
+            local owner = redis.call('hkeys', KEYS[1])[1] or false
+            return {owner, redis.call('pttl', KEYS[1]), redis.call('get', KEYS[2])}
+            """);
+
+    /**
+     * KEYS[1] lock hash; ARGV[1] wake-up channel, ARGV[2] {@link #SHARDED} or absent. Returns 1 if a hold was
+     * deleted, 0 if the lock was free. Publishes the wake-up either way: a needless one costs a waiter one
+     * attempt, a missed one its wait until the lease it was told of ends.
+     */
+    static final Script FORCE_RELEASE = new Script("force-release", """
+            local deleted = redis.call('del', KEYS[1])
+            redis.call(ARGV[2] == 'sharded' and 'spublish' or 'publish', ARGV[1], 'released')
+            return deleted
+            """);
+
+    private RedisScripts() {
+    }
+
+    /** A script's text and the SHA-1 Redis caches it under. */
+    static final class Script {
+        final String name;
+        final String text;
+        final String sha;
+
+        Script(String name, String text) {
+            this.name = name;
+            this.text = text;
+            this.sha = sha1(text);
+        }
+
+        @Override
+        public String toString() {
+            return name + " script " + sha;
+        }
+
+        private static String sha1(String text) {
+            try {
+                MessageDigest digest = MessageDigest.getInstance("SHA-1");
+                return HexFormat.of().formatHex(digest.digest(text.getBytes(StandardCharsets.UTF_8)));
+            } catch (NoSuchAlgorithmException e) {
+                throw new IllegalStateException("SHA-1 is required of every Java platform", e);
+            }
+        }
+    }
+}

@@ -1,0 +1,131 @@
+package io.locksmith.redis.internal;
+
+import io.locksmith.LockOptions;
+import io.locksmith.spi.LockStore;
+import java.net.URI;
+import java.util.Objects;
+import redis.clients.jedis.UnifiedJedis;
+
+/**
+ * Unsupported internal API: lock-redis's per-server lock store, URI parsing and key layout, for backends built
+ * on several Redis servers (Redlock). Nothing here is a stable API; applications use
+ * {@code io.locksmith.redis.RedisLockProviders} or a {@code redis://} URI instead.
+ */
+public final class RedisNodes {
+
+    private static volatile Access access;
+
+    private RedisNodes() {
+    }
+
+    /** A parsed {@code redis://} or {@code rediss://} address of one server. */
+    public record Address(boolean tls, String host, int port, int database, String user, String password) {
+
+        /** The address for messages: scheme, host, port and database, never the credentials. */
+        public String address() {
+            String shownHost = host.indexOf(':') >= 0 ? '[' + host + ']' : host;
+            return (tls ? "rediss" : "redis") + "://" + shownHost + ':' + port + '/' + database;
+        }
+
+        @Override
+        public String toString() {
+            return address();
+        }
+    }
+
+    /**
+     * Parses {@code redis://[[user]:password@]host[:port][/db]} or {@code rediss://…} exactly as the Redis backend
+     * does.
+     *
+     * @throws IllegalArgumentException naming what is wrong, with the credentials hidden
+     */
+    public static Address parse(URI uri) {
+        return access().parse(Objects.requireNonNull(uri, "uri"));
+    }
+
+    /**
+     * The Redis backend's lock store on one server over {@code client}, which it uses but never closes; its
+     * scripts are not loaded yet (see {@link #loadScripts}), and it loads them by itself on first use if needed.
+     *
+     * @param onConnectionFailure run after a call failed on a broken connection
+     */
+    public static LockStore newStore(UnifiedJedis client, String address, LockOptions options,
+            Runnable onConnectionFailure) {
+        return access().newStore(client, address, options, onConnectionFailure);
+    }
+
+    /**
+     * Loads the lock scripts into the server of a store from {@link #newStore}, which proves the server answers.
+     *
+     * @throws io.locksmith.LockBackendException if the server cannot be reached or refuses the scripts
+     */
+    public static void loadScripts(LockStore store) {
+        access().loadScripts(store);
+    }
+
+    /** The key of the lock hash of {@code name} in {@code namespace}. */
+    public static String lockKey(String namespace, String name) {
+        return access().lockKey(namespace, name);
+    }
+
+    /** The key of the fencing counter of {@code name} in {@code namespace}. */
+    public static String fenceKey(String namespace, String name) {
+        return access().fenceKey(namespace, name);
+    }
+
+    /** A {@code SCAN MATCH} pattern for every lock hash of {@code namespace}. */
+    public static String lockPattern(String namespace) {
+        return access().lockPattern(namespace);
+    }
+
+    /** The lock name whose hash is {@code key}, or null if it is not a lock hash of {@code namespace}. */
+    public static String nameOfLock(String namespace, String key) {
+        return access().nameOfLock(namespace, key);
+    }
+
+    /** What the Redis backend's package gives this class; implemented there, installed once. */
+    public interface Access {
+        /** See {@link RedisNodes#parse}. */
+        Address parse(URI uri);
+
+        /** See {@link RedisNodes#newStore}. */
+        LockStore newStore(UnifiedJedis client, String address, LockOptions options, Runnable onConnectionFailure);
+
+        /** See {@link RedisNodes#loadScripts}. */
+        void loadScripts(LockStore store);
+
+        /** See {@link RedisNodes#lockKey}. */
+        String lockKey(String namespace, String name);
+
+        /** See {@link RedisNodes#fenceKey}. */
+        String fenceKey(String namespace, String name);
+
+        /** See {@link RedisNodes#lockPattern}. */
+        String lockPattern(String namespace);
+
+        /** See {@link RedisNodes#nameOfLock}. */
+        String nameOfLock(String namespace, String key);
+    }
+
+    /** Called once by the Redis backend's package when it initializes; nobody else may install an access. */
+    public static void install(Access implementation) {
+        if (!implementation.getClass().getName().equals("io.locksmith.redis.RedisNodeAccess")) {
+            throw new IllegalArgumentException("only lock-redis installs its access");
+        }
+        access = implementation;
+    }
+
+    private static Access access() {
+        Access current = access;
+        if (current == null) {
+            try {
+                // initializing the class installs it
+                Class.forName("io.locksmith.redis.RedisNodeAccess", true, RedisNodes.class.getClassLoader());
+            } catch (ClassNotFoundException e) {
+                throw new IllegalStateException("lock-redis is incomplete: " + e.getMessage(), e);
+            }
+            current = access;
+        }
+        return current;
+    }
+}

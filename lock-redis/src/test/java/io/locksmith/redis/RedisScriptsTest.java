@@ -1,0 +1,261 @@
+package io.locksmith.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.locksmith.redis.RedisScripts.Script;
+import io.locksmith.tests.servers.RedisServer;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/** The Lua scripts run directly against a real server, one decision at a time. */
+@DisplayName("Redis lock scripts")
+class RedisScriptsTest {
+
+    private static final String ALICE = "a11ce000000000000000000000000000";
+    private static final String BOB = "b0b00000000000000000000000000000";
+    private static final String LEASE = "30000";
+
+    private static RedisServer server;
+    private static RedisAdmin admin;
+
+    private RedisKeys keys;
+
+    @BeforeAll
+    static void startServer() {
+        server = RedisServer.start();
+        admin = new RedisAdmin(server);
+    }
+
+    @AfterAll
+    static void stopServer() {
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    @BeforeEach
+    void namespace() {
+        keys = new RedisKeys(TestRedis.freshNamespace());
+    }
+
+    private static Object run(Script script, List<String> keyList, String... args) {
+        return admin.call(jedis -> jedis.eval(script.text, keyList, List.of(args)));
+    }
+
+    private long acquire(String name, String owner, long attempt) {
+        return (Long) run(RedisScripts.ACQUIRE, List.of(keys.lock(name), keys.fence(name), keys.cancelled(name)),
+                owner, LEASE, Long.toString(attempt));
+    }
+
+    private long release(String name, String owner, String attempt) {
+        return (Long) run(RedisScripts.RELEASE, List.of(keys.lock(name)), owner, attempt, keys.channel(name));
+    }
+
+    private long cancel(String name, String owner, long attempt) {
+        return (Long) run(RedisScripts.CANCEL, List.of(keys.lock(name), keys.cancelled(name)), owner,
+                Long.toString(attempt), "60000", keys.channel(name));
+    }
+
+    private String holder(String name, String owner) {
+        return admin.call(jedis -> jedis.hget(keys.lock(name), owner));
+    }
+
+    @Test
+    @DisplayName("acquire: a free lock gives token 1, a held one the holder's remaining lease, the owner a new token")
+    void acquire() {
+        assertThat(acquire("a", ALICE, 1)).isEqualTo(1);
+        assertThat(holder("a", ALICE)).as("the hash names the owner and the attempt").isEqualTo("1");
+        long pttl = admin.call(jedis -> jedis.pttl(keys.lock("a")));
+        assertThat(pttl).as("the hash expires with the lease").isBetween(1L, 30_000L);
+
+        long busy = acquire("a", BOB, 1);
+        assertThat(busy).as("another owner is answered with the negated remaining lease").isBetween(-30_000L, -1L);
+        assertThat(holder("a", BOB)).isNull();
+
+        assertThat(acquire("a", ALICE, 2)).as("the same owner again: a fresh acquisition").isEqualTo(2);
+        assertThat(holder("a", ALICE)).isEqualTo("2");
+        assertThat(admin.<Long>call(jedis -> jedis.hlen(keys.lock("a")))).as("fields of the hash").isEqualTo(1);
+    }
+
+    @Test
+    @DisplayName("release: only the attempt that holds the lock frees it; the counter is kept and keeps growing")
+    void release() {
+        acquire("r", ALICE, 5);
+        assertThat(release("r", BOB, "5")).as("another owner").isZero();
+        assertThat(release("r", ALICE, "4")).as("an earlier attempt of the owner").isZero();
+        assertThat(holder("r", ALICE)).isEqualTo("5");
+        assertThat(release("r", ALICE, "5")).isEqualTo(1);
+        assertThat(admin.<Boolean>call(jedis -> jedis.exists(keys.lock("r")))).as("hash after release").isFalse();
+        assertThat(release("r", ALICE, "5")).as("the same release repeated").isZero();
+
+        assertThat(acquire("r", BOB, 1)).as("token after release").isEqualTo(2);
+        assertThat(release("r", BOB, "")).as("any attempt of the owner").isEqualTo(1);
+        assertThat(admin.<String>call(jedis -> jedis.get(keys.fence("r")))).as("the fencing counter stays").isEqualTo("2");
+    }
+
+    @Test
+    @DisplayName("renew: extends the holds still held by their attempt and names the others by position")
+    void renew() {
+        acquire("kept", ALICE, 1);
+        acquire("other", BOB, 1);
+        acquire("replaced", ALICE, 2);
+        acquire("replaced", ALICE, 3);
+        admin.call(jedis -> jedis.pexpire(keys.lock("kept"), 1_000));
+        Object gone = run(RedisScripts.RENEW,
+                List.of(keys.lock("kept"), keys.lock("other"), keys.lock("missing"), keys.lock("replaced")),
+                ALICE, "60000", "1", "1", "1", "2");
+        assertThat(gone).as("positions no longer held").isEqualTo(List.of(2L, 3L, 4L));
+        assertThat(admin.<Long>call(jedis -> jedis.pttl(keys.lock("kept")))).as("renewed lease").isGreaterThan(30_000L);
+        assertThat(admin.<Long>call(jedis -> jedis.pttl(keys.lock("other")))).as("another owner's lease")
+                .isLessThanOrEqualTo(30_000L);
+    }
+
+    @Test
+    @DisplayName("cancel: undoes an acquisition that ran, and makes one that runs later do nothing")
+    void cancel() {
+        acquire("ran", ALICE, 7);
+        assertThat(cancel("ran", ALICE, 7)).as("cancel after the acquisition ran").isEqualTo(1);
+        assertThat(admin.<Boolean>call(jedis -> jedis.exists(keys.lock("ran")))).isFalse();
+
+        assertThat(cancel("late", ALICE, 8)).as("cancel before the acquisition runs").isZero();
+        long pttl = admin.call(jedis -> jedis.pttl(keys.cancelled("late")));
+        assertThat(pttl).as("the cancellation is remembered for a while only").isBetween(1L, 60_000L);
+        assertThat(acquire("late", ALICE, 8)).as("the cancelled acquisition arriving late").isZero();
+        assertThat(admin.<Boolean>call(jedis -> jedis.exists(keys.lock("late")))).isFalse();
+        assertThat(acquire("late", ALICE, 9)).as("a new attempt of the same owner").isEqualTo(1);
+
+        assertThat(cancel("late", ALICE, 8)).as("cancelling an old attempt leaves the new hold").isZero();
+        assertThat(holder("late", ALICE)).isEqualTo("9");
+    }
+
+    @Test
+    @DisplayName("inspect: the holder, its lease left and its token in one reply; free: nil holder, last token")
+    void inspect() {
+        List<String> lock = List.of(keys.lock("i"), keys.fence("i"));
+        assertThat(inspect(lock)).as("never locked").containsExactly(null, -2L, null);
+        acquire("i", ALICE, 3);
+        List<Object> held = inspect(lock);
+        assertThat(held.get(0)).isEqualTo(ALICE);
+        assertThat((Long) held.get(1)).as("lease left").isBetween(1L, 30_000L);
+        assertThat(held.get(2)).as("the hold's token").isEqualTo("1");
+        admin.call(jedis -> jedis.persist(keys.lock("i")));
+        assertThat(inspect(lock)).as("a hash without expiry").containsExactly(ALICE, -1L, "1");
+        release("i", ALICE, "3");
+        assertThat(inspect(lock)).as("released").containsExactly(null, -2L, "1");
+    }
+
+    @Test
+    @DisplayName("force-release: deletes whoever's hold, publishes a wake-up either way, answers whether it held")
+    void forceRelease() throws Exception {
+        acquire("f", BOB, 1);
+        try (Subscriber subscriber = new Subscriber(keys.channel("f"))) {
+            assertThat(run(RedisScripts.FORCE_RELEASE, List.of(keys.lock("f")), keys.channel("f"))).isEqualTo(1L);
+            assertThat(subscriber.next()).isEqualTo("released");
+            assertThat(admin.<Boolean>call(jedis -> jedis.exists(keys.lock("f")))).isFalse();
+            assertThat(run(RedisScripts.FORCE_RELEASE, List.of(keys.lock("f")), keys.channel("f"))).isEqualTo(0L);
+            assertThat(subscriber.next()).isEqualTo("released");
+        }
+        assertThat(admin.<String>call(jedis -> jedis.get(keys.fence("f")))).as("the fencing counter stays")
+                .isEqualTo("1");
+        assertThat(release("f", BOB, "1")).as("the holder's release afterwards").isZero();
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<Object> inspect(List<String> keyList) {
+        return (List<Object>) run(RedisScripts.INSPECT, keyList);
+    }
+
+    @Test
+    @DisplayName("told 'sharded', release, cancel and force-release publish with SPUBLISH instead of PUBLISH")
+    void shardedWakeUps() throws Exception {
+        String channel = keys.channel("s");
+        try (Subscriber plain = new Subscriber(channel); Subscriber sharded = Subscriber.sharded(channel)) {
+            acquire("s", ALICE, 1);
+            assertThat(run(RedisScripts.RELEASE, List.of(keys.lock("s")), ALICE, "1", channel, RedisScripts.SHARDED))
+                    .isEqualTo(1L);
+            assertThat(sharded.next()).as("after release").isEqualTo("released");
+            acquire("s", ALICE, 2);
+            assertThat(run(RedisScripts.CANCEL, List.of(keys.lock("s"), keys.cancelled("s")), ALICE, "2", "60000",
+                    channel, RedisScripts.SHARDED)).isEqualTo(1L);
+            assertThat(sharded.next()).as("after cancel").isEqualTo("released");
+            assertThat(run(RedisScripts.FORCE_RELEASE, List.of(keys.lock("s")), channel, RedisScripts.SHARDED))
+                    .isEqualTo(0L);
+            assertThat(sharded.next()).as("after force-release").isEqualTo("released");
+            // messages on one connection arrive in order: had a script used PUBLISH, its message came first
+            admin.call(jedis -> jedis.publish(channel, "marker"));
+            assertThat(plain.next()).as("first message on the plain channel").isEqualTo("marker");
+        }
+    }
+
+    /** Receives the messages of one channel (plain or sharded pub/sub) on a connection of its own. */
+    private static final class Subscriber implements AutoCloseable {
+        private final java.util.concurrent.BlockingQueue<String> messages =
+                new java.util.concurrent.LinkedBlockingQueue<>();
+        private final redis.clients.jedis.JedisPubSub pubSub = new redis.clients.jedis.JedisPubSub() {
+            @Override
+            public void onMessage(String channel, String message) {
+                messages.add(message);
+            }
+        };
+        private final redis.clients.jedis.JedisShardedPubSub shardedPubSub =
+                new redis.clients.jedis.JedisShardedPubSub() {
+                    @Override
+                    public void onSMessage(String channel, String message) {
+                        messages.add(message);
+                    }
+                };
+        private final boolean isSharded;
+        private final Thread thread;
+
+        Subscriber(String channel) {
+            this(channel, false);
+        }
+
+        static Subscriber sharded(String channel) {
+            return new Subscriber(channel, true);
+        }
+
+        private Subscriber(String channel, boolean isSharded) {
+            this.isSharded = isSharded;
+            thread = new Thread(() -> admin.call(jedis -> {
+                if (isSharded) {
+                    shardedPubSub.proceed(jedis.getConnection(), channel);
+                } else {
+                    jedis.subscribe(pubSub, channel);
+                }
+                return null;
+            }), "test-subscriber");
+            thread.setDaemon(true);
+            thread.start();
+            Await.until("subscribed to " + channel, java.time.Duration.ofSeconds(10),
+                    () -> (isSharded ? admin.shardSubscribers(channel) : admin.subscribers(channel)) == 1);
+        }
+
+        String next() throws InterruptedException {
+            return messages.poll(10, java.util.concurrent.TimeUnit.SECONDS);
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            if (isSharded) {
+                shardedPubSub.sunsubscribe();
+            } else {
+                pubSub.unsubscribe();
+            }
+            thread.join(10_000);
+        }
+    }
+
+    @Test
+    @DisplayName("the SHA computed in Java is the one Redis caches the script under")
+    void shaMatchesServer() {
+        for (Script script : List.of(RedisScripts.ACQUIRE, RedisScripts.RELEASE, RedisScripts.RENEW,
+                RedisScripts.CANCEL, RedisScripts.INSPECT, RedisScripts.FORCE_RELEASE)) {
+            assertThat(admin.<String>call(jedis -> jedis.scriptLoad(script.text))).as(script.name).isEqualTo(script.sha);
+        }
+    }
+}

@@ -1,0 +1,175 @@
+package io.locksmith.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.locksmith.DistributedLock;
+import io.locksmith.LockOptions;
+import io.locksmith.LockProvider;
+import io.locksmith.tests.servers.RedisServer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Waiting is event-driven: with a 60 s lease renewed by its holder, a waiter that gets the lock within the 20 s
+ * bound of these tests can only have been woken by a message, and the counts of its attempts show it did not
+ * poll.
+ */
+@DisplayName("Redis wake-ups over pub/sub")
+class RedisWakeUpTest {
+
+    private static final Duration LEASE = Duration.ofSeconds(60);
+    private static final Duration BOUND = Duration.ofSeconds(20);
+
+    private static RedisServer server;
+    private static RedisAdmin admin;
+
+    private final List<LockProvider> providers = new ArrayList<>();
+    private ExecutorService threads;
+    private LockOptions options;
+    private RedisKeys keys;
+
+    @BeforeAll
+    static void startServer() {
+        server = RedisServer.start();
+        admin = new RedisAdmin(server);
+    }
+
+    @AfterAll
+    static void stopServer() {
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    @BeforeEach
+    void setUp() {
+        String namespace = TestRedis.freshNamespace();
+        options = LockOptions.builder().namespace(namespace).leaseTime(LEASE).build();
+        keys = new RedisKeys(namespace);
+        threads = Executors.newCachedThreadPool();
+    }
+
+    @AfterEach
+    void tearDown() {
+        threads.shutdownNow();
+        providers.forEach(LockProvider::close);
+    }
+
+    private LockProvider open() {
+        LockProvider provider = LockProvider.open(server.uri(), options);
+        providers.add(provider);
+        return provider;
+    }
+
+    /** A provider whose store counts the machinery's calls. */
+    private Counted counted() {
+        CountingStore store = new CountingStore(TestRedis.store(server, options));
+        LockProvider provider = TestRedis.provider(store, options);
+        providers.add(provider);
+        return new Counted(store, provider);
+    }
+
+    private record Counted(CountingStore store, LockProvider provider) {
+    }
+
+    private Future<Long> lockAndUnlock(DistributedLock lock) {
+        return threads.submit(() -> {
+            lock.lock();
+            try {
+                return lock.fencingToken();
+            } finally {
+                lock.unlock();
+            }
+        });
+    }
+
+    @Test
+    @DisplayName("a waiter makes one attempt after the holder's unlock, none while it waits")
+    void waiterRetriesOnceOnRelease() throws Exception {
+        DistributedLock held = open().getLock("job");
+        Counted waiting = counted();
+        CountingStore store = waiting.store();
+        DistributedLock wanted = waiting.provider().getLock("job");
+        held.lock();
+        long holderToken = held.fencingToken();
+
+        Future<Long> waiter = lockAndUnlock(wanted);
+        // one attempt, the subscription, one more attempt (the release may have come before the subscription)
+        Await.until("the waiter subscribed after two attempts", BOUND,
+                () -> store.acquireAttempts.get() == 2 && admin.subscribers(keys.channel("job")) == 1);
+        Thread.sleep(1_000);
+        assertThat(store.acquireAttempts.get()).as("attempts while the lock stays held for 1 s").isEqualTo(2);
+        assertThat(waiter.isDone()).isFalse();
+
+        held.unlock();
+        assertThat(waiter.get(BOUND.toSeconds(), TimeUnit.SECONDS)).as("the waiter's token")
+                .isGreaterThan(holderToken);
+        assertThat(store.acquireAttempts.get()).as("attempts in all: two before the release, one after").isEqualTo(3);
+        assertThat(store.subscriptions.get()).as("subscriptions of the waiter").isEqualTo(1);
+        Await.until("the waiter's channel is unsubscribed", BOUND,
+                () -> admin.subscribers(keys.channel("job")) == 0);
+    }
+
+    @Test
+    @DisplayName("one subscriber connection per provider serves all its waiting locks, and is given back after")
+    void oneSubscriberConnectionPerProvider() throws Exception {
+        LockProvider holder = open();
+        LockProvider waiting = open();
+        int locks = 5;
+        List<DistributedLock> held = new ArrayList<>();
+        List<Future<Long>> waiters = new ArrayList<>();
+        for (int i = 0; i < locks; i++) {
+            DistributedLock lock = holder.getLock("shared-" + i);
+            lock.lock();
+            held.add(lock);
+            waiters.add(lockAndUnlock(waiting.getLock("shared-" + i)));
+        }
+        Await.until("every waiting lock's channel is subscribed once", BOUND, () -> {
+            for (int i = 0; i < locks; i++) {
+                if (admin.subscribers(keys.channel("shared-" + i)) != 1) {
+                    return false;
+                }
+            }
+            return true;
+        });
+        assertThat(admin.subscriberConnections()).as("connections in subscriber mode for %d waiting locks", locks)
+                .isEqualTo(1);
+
+        for (DistributedLock lock : held) {
+            lock.unlock();
+        }
+        for (Future<Long> waiter : waiters) {
+            waiter.get(BOUND.toSeconds(), TimeUnit.SECONDS);
+        }
+        Await.until("no channel of the namespace is subscribed and the connection left subscriber mode", BOUND,
+                () -> admin.channels(keys.lockPattern().replace("*}", "")).isEmpty()
+                        && admin.subscriberConnections() == 0);
+    }
+
+    @Test
+    @DisplayName("after its connection is dropped, the subscriber subscribes again and the waiter is still woken")
+    void resubscribesAfterDroppedConnection() throws Exception {
+        DistributedLock held = open().getLock("dropped");
+        DistributedLock wanted = open().getLock("dropped");
+        held.lock();
+        Future<Long> waiter = lockAndUnlock(wanted);
+        Await.until("the waiter subscribed", BOUND, () -> admin.subscribers(keys.channel("dropped")) == 1);
+
+        admin.dropSubscribers();
+        Await.until("the subscription is back after the drop", BOUND,
+                () -> admin.subscribers(keys.channel("dropped")) == 1);
+        held.unlock();
+        waiter.get(BOUND.toSeconds(), TimeUnit.SECONDS);
+    }
+}
