@@ -1,0 +1,160 @@
+package io.locksmith.zookeeper;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Comparator;
+
+/**
+ * Where the locks of one namespace live in ZooKeeper, and how lock names become path segments.
+ *
+ * <p>Layout: {@code /<namespace>/<segment(name)>/_c_<uuid>-<clientId>-<sequence>}. The namespace node and the
+ * per-lock parents are container nodes, which the server deletes once their last child is gone; the lock nodes
+ * are ephemeral-sequential, created with Curator's protection ({@code _c_<uuid>-}) and tagged with the provider's
+ * client id so that a provider recognises its own nodes.
+ *
+ * <p>Name mapping: a lock name becomes one path segment by percent-encoding (as UTF-8 bytes, upper-case hex)
+ * every character ZooKeeper does not allow in a path or that would change its meaning: {@code '/'}, {@code '%'}
+ * itself, control characters (U+0000–U+001F, U+007F–U+009F), surrogates and everything outside the Basic
+ * Multilingual Plane, the private use area (U+E000–U+F8FF) and U+FFF0–U+FFFF. The names {@code "."} and
+ * {@code ".."} are encoded entirely ({@code %2E}, {@code %2E%2E}). Every other character stays as it is. Since
+ * {@code '%'} is always encoded, {@link #decode} inverts {@link #segment}, so two names never share a path.
+ * {@code "zookeeper"} needs no encoding: only {@code /zookeeper} at the root is reserved, and lock names are
+ * always one level below a namespace.
+ */
+final class LockPaths {
+
+    /** What Curator's protected mode puts in front of a node name: {@code _c_} + a 36-character UUID + '-'. */
+    private static final int PROTECTED_PREFIX_LENGTH = 40;
+    private static final char[] HEX = "0123456789ABCDEF".toCharArray();
+
+    /** Orders lock nodes by their sequence number, the queue order; nodes without one sort last. */
+    static final Comparator<String> BY_SEQUENCE = Comparator.comparingLong(LockPaths::sequence);
+
+    private final String root;
+
+    /** The paths of namespace {@code namespace}, relative to the client's own namespace (chroot), if any. */
+    LockPaths(String namespace) {
+        this.root = "/" + namespace;
+    }
+
+    /** The namespace node: {@code /<namespace>}. */
+    String root() {
+        return root;
+    }
+
+    /** The parent node of every node of lock {@code name}. */
+    String parent(String name) {
+        return root + "/" + segment(name);
+    }
+
+    /** What to pass to a protected ephemeral-sequential create for {@code owner}'s node of lock {@code name}. */
+    String nodePrefix(String name, String owner) {
+        return parent(name) + "/" + owner + "-";
+    }
+
+    /** The path segment of a lock name; see the class comment for the rules. */
+    static String segment(String name) {
+        if (name.equals(".") || name.equals("..")) {
+            return name.replace(".", "%2E");
+        }
+        StringBuilder b = null;
+        for (int i = 0; i < name.length(); ) {
+            int cp = name.codePointAt(i);
+            int next = i + Character.charCount(cp);
+            if (mustEncode(cp)) {
+                if (b == null) {
+                    b = new StringBuilder(name.length() + 16).append(name, 0, i);
+                }
+                for (byte octet : name.substring(i, next).getBytes(StandardCharsets.UTF_8)) {
+                    b.append('%').append(HEX[(octet >> 4) & 0xF]).append(HEX[octet & 0xF]);
+                }
+            } else if (b != null) {
+                b.appendCodePoint(cp);
+            }
+            i = next;
+        }
+        return b == null ? name : b.toString();
+    }
+
+    private static boolean mustEncode(int cp) {
+        return cp == '/' || cp == '%'
+                || cp <= 0x1F
+                || cp >= 0x7F && cp <= 0x9F
+                || cp >= 0xD800 && cp <= 0xF8FF
+                || cp >= 0xFFF0;
+    }
+
+    /**
+     * The lock name of a path segment made by {@link #segment}.
+     *
+     * @throws IllegalArgumentException if {@code segment} has a malformed escape
+     */
+    static String decode(String segment) {
+        int percent = segment.indexOf('%');
+        if (percent < 0) {
+            return segment;
+        }
+        StringBuilder b = new StringBuilder(segment.length()).append(segment, 0, percent);
+        ByteArrayOutputStream octets = new ByteArrayOutputStream();
+        int i = percent;
+        while (i < segment.length()) {
+            char c = segment.charAt(i);
+            if (c != '%') {
+                b.append(c);
+                i++;
+                continue;
+            }
+            octets.reset();
+            while (i < segment.length() && segment.charAt(i) == '%') {
+                if (i + 2 >= segment.length()) {
+                    throw new IllegalArgumentException("truncated escape at index " + i + " in '" + segment + "'");
+                }
+                int hi = Character.digit(segment.charAt(i + 1), 16);
+                int lo = Character.digit(segment.charAt(i + 2), 16);
+                if (hi < 0 || lo < 0) {
+                    throw new IllegalArgumentException("bad escape at index " + i + " in '" + segment + "'");
+                }
+                octets.write(hi << 4 | lo);
+                i += 3;
+            }
+            b.append(new String(octets.toByteArray(), StandardCharsets.UTF_8));
+        }
+        return b.toString();
+    }
+
+    /** The sequence number ZooKeeper appended to a lock node's name, or {@link Long#MAX_VALUE} if it has none. */
+    static long sequence(String child) {
+        int dash = child.lastIndexOf('-');
+        String digits = child.substring(dash + 1);
+        if (digits.isEmpty() || digits.length() > 10) {
+            return Long.MAX_VALUE;
+        }
+        for (int i = 0; i < digits.length(); i++) {
+            if (digits.charAt(i) < '0' || digits.charAt(i) > '9') {
+                return Long.MAX_VALUE;
+            }
+        }
+        return Long.parseLong(digits);
+    }
+
+    /**
+     * The client id of the provider that created lock node {@code child}: what lies between the protected prefix
+     * and the sequence number; null for a node of another form.
+     */
+    static String owner(String child) {
+        int dash = child.lastIndexOf('-');
+        if (!child.startsWith("_c_") || dash <= PROTECTED_PREFIX_LENGTH
+                || child.charAt(PROTECTED_PREFIX_LENGTH - 1) != '-') {
+            return null;
+        }
+        return child.substring(PROTECTED_PREFIX_LENGTH, dash);
+    }
+
+    /** Whether lock node {@code child} was created by the provider with client id {@code owner}. */
+    static boolean isOwnedBy(String child, String owner) {
+        return child.length() > PROTECTED_PREFIX_LENGTH + owner.length() + 1
+                && child.startsWith("_c_")
+                && child.startsWith(owner, PROTECTED_PREFIX_LENGTH)
+                && child.charAt(PROTECTED_PREFIX_LENGTH + owner.length()) == '-';
+    }
+}

@@ -1,0 +1,971 @@
+package io.locksmith.zookeeper;
+
+import io.locksmith.LockBackendException;
+import io.locksmith.LockInfo;
+import io.locksmith.TimeSource;
+import io.locksmith.spi.Acquisition;
+import io.locksmith.spi.LockStore;
+import io.locksmith.spi.StoreEvents;
+import io.locksmith.zookeeper.ZooKeeperLockProviders.SuspendedPolicy;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArraySet;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.api.BackgroundCallback;
+import org.apache.curator.framework.api.CuratorEvent;
+import org.apache.curator.framework.api.transaction.CuratorOp;
+import org.apache.curator.framework.api.transaction.CuratorTransactionResult;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.framework.state.ConnectionStateListener;
+import org.apache.curator.utils.ZKPaths;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Op;
+import org.apache.zookeeper.OpResult;
+import org.apache.zookeeper.WatchedEvent;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.data.ACL;
+import org.apache.zookeeper.data.Stat;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The ZooKeeper {@link LockStore}: one ephemeral-sequential node per provider and lock under the lock's
+ * container parent; the node with the lowest sequence number holds the lock, every other node waits for its
+ * predecessor.
+ *
+ * <p><b>Acquire.</b> The first attempt creates the provider's node (protected, so that a connection loss
+ * during the create leaves no unknown node behind) and lists the parent's children: create + getChildren, the
+ * same two round trips as Curator's {@code InterProcessMutex}. The create answers with the node's {@link Stat},
+ * whose creation zxid is the fencing token: zxids grow with every write to the ensemble, so a later holder's
+ * node always has a larger one, even after the container parent was reaped and recreated and sequence numbers
+ * started again from zero. If the node is not the lowest, the store watches only its predecessor (no herd) and
+ * answers busy; the next attempt lists the children again with the node it already has, so the provider keeps
+ * its place in the queue. An attempt with a zero wait is the caller's last: a node that is not the lowest is
+ * deleted at once. A provider's nodes carry its client id, so nodes left over from a create whose answer never
+ * arrived are recognised and deleted.
+ *
+ * <p><b>State machine of a node</b> (transitions under the node's monitor): WAITING → HELD when it is the lowest;
+ * WAITING → ABANDONED when its waiter gives up, through {@link #abandon} or when the machinery closes the name's
+ * subscription, which it does once no thread of the provider waits for the name any more (the node is deleted
+ * before the waiter's call returns); HELD → RELEASING → gone, or back to HELD with {@code releaseFailed} when the
+ * delete did not get through; HELD → DROPPED when a lease ends or the session is given up (the node is deleted
+ * in the background). A node that is still HELD when the machinery asks to acquire its name again belongs to a
+ * hold the machinery has dropped: it is deleted, and a new node with a new token is created.
+ *
+ * <p><b>Leases.</b> ZooKeeper has none: a node lives until it is deleted or its session ends. So that a hold
+ * still ends with its lease, as the contract wants for {@code tryLock(wait, lease)} and for renewals that keep
+ * failing, the store deletes a held node once its lease has run out without a renewal, measured with the
+ * provider's time source; this can only happen after the machinery itself stopped considering the hold valid.
+ * Renewal checks that the nodes still exist, in one read-only multi request per batch (a transaction of check
+ * ops on servers older than 3.6).
+ *
+ * <p><b>Session.</b> LOST (the session expired, or Curator gave up on it) means every node is gone or going: every
+ * hold is reported lost. SUSPENDED follows the {@link SuspendedPolicy}. Holds given up while the session may still
+ * be alive are deleted in the background (Curator's guaranteed delete), so that they do not block others.
+ *
+ * <p>Every call waits for Curator in the background and at most the operation timeout, then fails with
+ * {@link LockBackendException}.
+ */
+final class ZooKeeperLockStore implements LockStore {
+
+    private static final Logger log = LoggerFactory.getLogger(ZooKeeperLockStore.class);
+    private static final byte[] NO_DATA = new byte[0];
+
+    private final CuratorFramework client;
+    private final boolean ownsClient;
+    private final String address;
+    private final LockPaths paths;
+    private final List<ACL> acl;
+    private final SuspendedPolicy suspendedPolicy;
+    private final long timeoutNanos;
+    private final TimeSource time;
+    private final ConcurrentHashMap<String, Node> nodes = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Set<Runnable>> subscribers = new ConcurrentHashMap<>();
+    private final ScheduledThreadPoolExecutor timers;
+    private final ConnectionStateListener connectionListener = this::connectionChanged;
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private volatile StoreEvents events;
+    /** Whether the server takes read-only multi requests; cleared on the first one it refuses. */
+    private volatile boolean multiRead = true;
+    /** Counts SUSPENDED periods, so that a timer knows whether the period it was set for has ended. */
+    private long suspendedEpoch;
+    private ScheduledFuture<?> suspendedTimer;
+
+    ZooKeeperLockStore(CuratorFramework client, boolean ownsClient, String address, String namespace, List<ACL> acl,
+            SuspendedPolicy suspendedPolicy, Duration operationTimeout, TimeSource time) {
+        this.client = client;
+        this.ownsClient = ownsClient;
+        this.address = address;
+        this.paths = new LockPaths(namespace);
+        this.acl = acl;
+        this.suspendedPolicy = suspendedPolicy;
+        this.timeoutNanos = operationTimeout.toNanos();
+        this.time = time;
+        this.timers = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, "locksmith-zookeeper-timer");
+            t.setDaemon(true);
+            return t;
+        });
+        timers.setRemoveOnCancelPolicy(true);
+    }
+
+    @Override
+    public String address() {
+        return address;
+    }
+
+    @Override
+    public void start(StoreEvents storeEvents) {
+        this.events = storeEvents;
+        client.getConnectionStateListenable().addListener(connectionListener);
+    }
+
+    // ---------------------------------------------------------------- acquire
+
+    @Override
+    public Acquisition tryAcquire(String name, String owner, Duration lease, Duration wait) {
+        checkOpen();
+        long deadline = System.nanoTime() + timeoutNanos;
+        String parent = paths.parent(name);
+        Node node = nodes.get(name);
+        if (node != null && !node.isWaiting()) {
+            // The machinery only asks for a name again once it dropped the hold: that node must go, and a new
+            // hold needs a new node so that its token is larger.
+            node.drop();
+            forget(node);
+            deleteWithin(node, deadline, "delete the node of an ended hold");
+            node = null;
+        }
+        try {
+            boolean fresh;
+            while (true) {
+                if (node == null) {
+                    node = create(name, owner, deadline);
+                    fresh = true;
+                } else {
+                    fresh = false;
+                }
+                List<String> children = children(parent, deadline);
+                if (!children.contains(node.child)) {
+                    // Gone with an expired session, deleted by an operator, or abandoned meanwhile.
+                    forget(node);
+                    if (fresh && node.abandon()) {
+                        throw failure("the lock node " + node.path + " vanished right after it was created "
+                                + "(session expired?)", null);
+                    }
+                    node = null;
+                    continue;
+                }
+                List<String> queue = new ArrayList<>(children.size());
+                for (String child : children) {
+                    if (LockPaths.isOwnedBy(child, owner) && !child.equals(node.child)) {
+                        // Ours but unknown: a create whose answer never arrived. It must not keep a place.
+                        deleteWithin(parent + "/" + child, deadline, "delete a stray node of this provider");
+                    } else {
+                        queue.add(child);
+                    }
+                }
+                queue.sort(LockPaths.BY_SEQUENCE);
+                int index = queue.indexOf(node.child);
+                if (index == 0) {
+                    if (node.acquire(lease)) {
+                        scheduleExpiry(node);
+                        return Acquisition.acquired(node.czxid);
+                    }
+                    node = null; // abandoned meanwhile: start over with a new node
+                    continue;
+                }
+                if (wait.isZero()) {
+                    // One attempt only: nobody will wait on this node, so it must not keep a place in the queue.
+                    forget(node);
+                    if (node.abandon()) {
+                        deleteWithin(node, deadline, "delete the node of a failed attempt");
+                    }
+                    return Acquisition.busy();
+                }
+                if (!subscribers.containsKey(name)) {
+                    // The machinery subscribes after this answer and asks again at once; the watch is set then.
+                    return Acquisition.busy();
+                }
+                if (watch(parent + "/" + queue.get(index - 1), node, deadline)) {
+                    return Acquisition.busy();
+                }
+                // The predecessor went away between the listing and the watch: look again.
+            }
+        } catch (RuntimeException e) {
+            if (node != null) {
+                forget(node);
+                if (node.abandon()) {
+                    // The store is failing: do not make the caller wait another timeout.
+                    discard(node.path);
+                }
+            }
+            throw e;
+        }
+    }
+
+    private Node create(String name, String owner, long deadline) {
+        String prefix = paths.nodePrefix(name, owner);
+        CuratorEvent event = await("create a lock node under " + paths.parent(name), deadline,
+                callback -> {
+                    var builder = client.create().creatingParentContainersIfNeeded().withProtection()
+                            .withMode(CreateMode.EPHEMERAL_SEQUENTIAL);
+                    if (acl != null) {
+                        builder.withACL(acl, true).inBackground(callback).forPath(prefix, NO_DATA);
+                    } else {
+                        builder.inBackground(callback).forPath(prefix, NO_DATA);
+                    }
+                },
+                late -> {
+                    if (late.getResultCode() == KeeperException.Code.OK.intValue()) {
+                        discard(late.getName());
+                    }
+                });
+        check(event, "create a lock node under " + paths.parent(name));
+        Stat stat = event.getStat();
+        if (stat == null) {
+            throw failure("create of " + event.getName() + " answered without the node's Stat", null);
+        }
+        Node node = new Node(name, event.getName(), stat.getCzxid());
+        nodes.put(name, node);
+        return node;
+    }
+
+    private List<String> children(String parent, long deadline) {
+        CuratorEvent event = await("list the lock nodes of " + parent, deadline,
+                callback -> client.getChildren().inBackground(callback).forPath(parent), null);
+        if (event.getResultCode() == KeeperException.Code.NONODE.intValue()) {
+            return List.of();
+        }
+        check(event, "list the lock nodes of " + parent);
+        return event.getChildren();
+    }
+
+    /** Watches {@code predecessor} for {@code node}'s waiters; false if it no longer exists. */
+    private boolean watch(String predecessor, Node node, long deadline) {
+        // getData() instead of exists(): exists() on a node that is already gone would leave a watch behind.
+        CuratorEvent event = await("watch " + predecessor, deadline,
+                callback -> client.getData().usingWatcher(node.watcher).inBackground(callback).forPath(predecessor),
+                null);
+        if (event.getResultCode() == KeeperException.Code.NONODE.intValue()) {
+            return false;
+        }
+        check(event, "watch " + predecessor);
+        return true;
+    }
+
+    // ---------------------------------------------------------------- release, abandon
+
+    @Override
+    public boolean release(String name, String owner) {
+        checkOpen();
+        Node node = nodes.get(name);
+        if (node == null || !node.startRelease()) {
+            return false;
+        }
+        cancelExpiry(node);
+        long deadline = System.nanoTime() + timeoutNanos;
+        // Guaranteed: should the answer get lost, Curator keeps deleting in the background until it succeeds.
+        boolean succeeded = false;
+        try {
+            CuratorEvent event = await("delete " + node.path, deadline,
+                    callback -> client.delete().guaranteed().inBackground(callback).forPath(node.path), null);
+            boolean deleted = event.getResultCode() == KeeperException.Code.OK.intValue();
+            if (!deleted && event.getResultCode() != KeeperException.Code.NONODE.intValue()) {
+                check(event, "delete " + node.path);
+            }
+            succeeded = true;
+            forget(node);
+            return deleted;
+        } finally {
+            if (!succeeded) {
+                node.releaseFailed();
+            }
+        }
+    }
+
+    @Override
+    public void abandon(String name, String owner) {
+        Node node = nodes.get(name);
+        if (node != null && node.abandon()) {
+            forget(node);
+            if (closed.get() || !client.getZookeeperClient().isConnected()) {
+                discard(node.path);
+            } else {
+                // Synchronously, so that the place is free by the time the caller's failure is seen.
+                deleteWithin(node, System.nanoTime() + timeoutNanos, "delete the node of an abandoned wait");
+            }
+        }
+    }
+
+    @Override
+    public Subscription subscribe(String name, Runnable onRelease) {
+        checkOpen();
+        // add inside compute: a concurrent last unsubscribe drops the set, and must not take this one with it
+        subscribers.compute(name, (n, set) -> {
+            Set<Runnable> listeners = set != null ? set : new CopyOnWriteArraySet<>();
+            listeners.add(onRelease);
+            return listeners;
+        });
+        return () -> {
+            boolean last = removeSubscriber(name, onRelease);
+            if (last) {
+                // The machinery drops its subscription when no thread of the provider waits for the name any
+                // more, having acquired or given up: a node still waiting then has nobody behind it.
+                abandon(name, null);
+            }
+        };
+    }
+
+    private boolean removeSubscriber(String name, Runnable onRelease) {
+        boolean[] last = {false};
+        subscribers.computeIfPresent(name, (key, set) -> {
+            set.remove(onRelease);
+            last[0] = set.isEmpty();
+            return set.isEmpty() ? null : set;
+        });
+        return last[0];
+    }
+
+    private void wake(String name) {
+        Set<Runnable> waiting = subscribers.get(name);
+        if (waiting != null) {
+            waiting.forEach(Runnable::run);
+        }
+    }
+
+    private void wakeAll() {
+        subscribers.values().forEach(set -> set.forEach(Runnable::run));
+    }
+
+    // ---------------------------------------------------------------- renew, isLocked
+
+    @Override
+    public Set<String> renew(List<String> names, String owner, Duration lease) {
+        checkOpen();
+        long deadline = System.nanoTime() + timeoutNanos;
+        Set<String> gone = new HashSet<>();
+        List<Node> pending = new ArrayList<>(names.size());
+        for (String name : names) {
+            Node node = nodes.get(name);
+            if (node == null || node.isWaiting()) {
+                gone.add(name);
+            } else {
+                pending.add(node);
+            }
+        }
+        long renewedAt = time.nanoTime();
+        List<Node> missing = multiRead ? missingByMultiRead(pending, deadline) : missingByChecks(pending, deadline);
+        for (Node node : missing) {
+            pending.remove(node);
+            if (node.isGoneFor(nodes)) {
+                forget(node);
+                gone.add(node.name);
+            }
+        }
+        for (Node node : pending) {
+            node.extendLease(renewedAt + lease.toNanos());
+        }
+        return gone;
+    }
+
+    /**
+     * The nodes that no longer exist, in one read-only multi request (ZooKeeper 3.6+): answered by the member the
+     * client is connected to, without a round through the quorum, each read failing or succeeding on its own.
+     * Falls back to {@link #missingByChecks} on a server that does not know read-only multi requests.
+     */
+    private List<Node> missingByMultiRead(List<Node> nodes, long deadline) {
+        List<Op> reads = new ArrayList<>(nodes.size());
+        for (Node node : nodes) {
+            reads.add(Op.getData(ZKPaths.fixForNamespace(client.getNamespace(), node.path)));
+        }
+        String what = "read " + nodes.size() + " held lock node(s)";
+        CompletableFuture<Object[]> answer = new CompletableFuture<>();
+        try {
+            client.getZookeeperClient().getZooKeeper().multi(reads,
+                    (rc, path, ctx, results) -> answer.complete(new Object[] {rc, results}), null);
+        } catch (Exception e) {
+            throw failure("could not " + what, e);
+        }
+        Object[] result = awaitAnswer(answer, what, deadline);
+        int rc = (Integer) result[0];
+        if (rc == KeeperException.Code.UNIMPLEMENTED.intValue()) {
+            log.info("{} - the server does not support read-only multi requests; checking held locks with "
+                    + "check transactions", address);
+            multiRead = false;
+            return missingByChecks(nodes, deadline);
+        }
+        @SuppressWarnings("unchecked")
+        List<OpResult> results = (List<OpResult>) result[1];
+        // The answer carries the first error as its code, but every read has its own result.
+        if (results == null || results.size() != nodes.size()) {
+            throw failure("could not " + what + ": " + describe(rc), null);
+        }
+        List<Node> missing = new ArrayList<>();
+        for (int i = 0; i < results.size(); i++) {
+            if (results.get(i) instanceof OpResult.ErrorResult error) {
+                if (error.getErr() != KeeperException.Code.NONODE.intValue()) {
+                    throw failure("could not " + what + ": " + describe(error.getErr()), null);
+                }
+                missing.add(nodes.get(i));
+            }
+        }
+        return missing;
+    }
+
+    /** The nodes that no longer exist, by transactions of check ops: one round per missing node, plus one. */
+    private List<Node> missingByChecks(List<Node> nodes, long deadline) {
+        List<Node> pending = new ArrayList<>(nodes);
+        List<Node> missing = new ArrayList<>();
+        // A multi of check ops stops at its first missing node: note that one and check the rest again.
+        while (!pending.isEmpty()) {
+            List<CuratorOp> checks = new ArrayList<>(pending.size());
+            for (Node node : pending) {
+                checks.add(checkOp(node.path));
+            }
+            CuratorEvent event = await("check " + pending.size() + " held lock node(s)", deadline,
+                    callback -> client.transaction().inBackground(callback).forOperations(checks), null);
+            if (event.getResultCode() == KeeperException.Code.OK.intValue()) {
+                break;
+            }
+            int index = firstMissing(event);
+            if (index < 0) {
+                check(event, "check " + pending.size() + " held lock node(s)");
+                throw failure("checking held lock nodes failed: " + describe(event.getResultCode()), null);
+            }
+            missing.add(pending.remove(index));
+        }
+        return missing;
+    }
+
+    /** Makes renewals use check transactions, as with a server older than 3.6; for tests. */
+    void useCheckTransactions() {
+        multiRead = false;
+    }
+
+    private CuratorOp checkOp(String path) {
+        try {
+            return client.transactionOp().check().forPath(path);
+        } catch (Exception e) {
+            throw failure("could not prepare a check of " + path, e);
+        }
+    }
+
+    private static int firstMissing(CuratorEvent event) {
+        List<CuratorTransactionResult> results = event.getOpResults();
+        if (results == null) {
+            return -1;
+        }
+        for (int i = 0; i < results.size(); i++) {
+            if (results.get(i).getError() == KeeperException.Code.NONODE.intValue()) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    @Override
+    public boolean isLocked(String name) {
+        checkOpen();
+        String parent = paths.parent(name);
+        CuratorEvent event = await("look at " + parent, System.nanoTime() + timeoutNanos,
+                callback -> client.checkExists().inBackground(callback).forPath(parent), null);
+        if (event.getResultCode() == KeeperException.Code.NONODE.intValue()) {
+            return false;
+        }
+        check(event, "look at " + parent);
+        return event.getStat() != null && event.getStat().getNumChildren() > 0;
+    }
+
+    // ---------------------------------------------------------------- inspect, forceRelease
+
+    /*
+     * The holder is the lowest-sequence node under the lock's parent, as every provider's acquire decides. Its name
+     * carries the client id of the provider that created it (see LockPaths), and its Stat the creation time and
+     * the creation zxid, which is the holder's fencing token. A listing gives no Stat of the children, so inspect
+     * costs two round trips: getChildren of the parent, then exists on the lowest node. The creation time is when
+     * the holder joined the queue; if it waited behind others it began to hold later. ZooKeeper keeps nothing of a
+     * lock once its last node is gone (the parent is a container that the server reaps), so a free lock has no last
+     * token. A forced release deletes the lowest node only: the waiters keep their places, and the next one is
+     * woken by its watch on that node like after a release; the holder's provider finds its node missing at its
+     * next renewal or unlock and reports the hold lost.
+     */
+
+    @Override
+    public LockInfo inspect(String name) {
+        checkOpen();
+        long deadline = System.nanoTime() + timeoutNanos;
+        String parent = paths.parent(name);
+        while (true) {
+            List<String> children = children(parent, deadline);
+            if (children.isEmpty()) {
+                return LockInfo.free(name, null);
+            }
+            String holder = Collections.min(children, LockPaths.BY_SEQUENCE);
+            String path = parent + "/" + holder;
+            CuratorEvent event = await("look at the holder's node " + path, deadline,
+                    callback -> client.checkExists().inBackground(callback).forPath(path), null);
+            if (event.getResultCode() == KeeperException.Code.NONODE.intValue() || event.getStat() == null) {
+                continue; // released between the two reads: the next node holds it now, or nobody does
+            }
+            check(event, "look at the holder's node " + path);
+            Stat stat = event.getStat();
+            String owner = LockPaths.owner(holder);
+            return LockInfo.held(name, owner == null ? holder : owner, Instant.ofEpochMilli(stat.getCtime()),
+                    leaseRemaining(name, holder), stat.getCzxid());
+        }
+    }
+
+    /** The lease left of this provider's hold on {@code name} if {@code holder} is its node; null otherwise. */
+    private Duration leaseRemaining(String name, String holder) {
+        Node node = nodes.get(name);
+        if (node == null || !node.child.equals(holder) || !node.isHeld()) {
+            return null;
+        }
+        return Duration.ofNanos(Math.max(0, node.leaseEnd() - time.nanoTime()));
+    }
+
+    @Override
+    public boolean forceRelease(String name) {
+        checkOpen();
+        long deadline = System.nanoTime() + timeoutNanos;
+        String parent = paths.parent(name);
+        List<String> children = children(parent, deadline);
+        if (children.isEmpty()) {
+            return false;
+        }
+        String path = parent + "/" + Collections.min(children, LockPaths.BY_SEQUENCE);
+        String what = "delete the holder's node " + path;
+        // Not guaranteed: an operator's delete that fails is reported to the operator, not retried behind their back.
+        CuratorEvent event = await(what, deadline,
+                callback -> client.delete().inBackground(callback).forPath(path), null);
+        int rc = event.getResultCode();
+        if (rc == KeeperException.Code.NONODE.intValue()) {
+            // Released by its holder (or gone with its session) since the listing; the next node, if any, is a
+            // holder that took the lock in the meantime and is left alone.
+            return false;
+        }
+        if (rc == KeeperException.Code.NOAUTH.intValue()) {
+            throw failure("could not " + what + ": NOAUTH - the lock's nodes are protected by a digest ACL and this "
+                    + "provider is not authenticated with its credentials (open it with "
+                    + "zookeeper://user:password@..., or build it on a client authorized with them)", null);
+        }
+        check(event, what);
+        wake(name);
+        return true;
+    }
+
+    // ---------------------------------------------------------------- leases
+
+    private void scheduleExpiry(Node node) {
+        long delay = node.leaseEnd() - time.nanoTime();
+        try {
+            ScheduledFuture<?> future = timers.schedule(() -> expire(node), Math.max(0, delay), TimeUnit.NANOSECONDS);
+            node.setExpiry(future);
+        } catch (RejectedExecutionException closing) {
+            // closing: every node goes with the store
+        }
+    }
+
+    private void expire(Node node) {
+        if (nodes.get(node.name) != node) {
+            return;
+        }
+        if (!node.expire(time.nanoTime())) {
+            if (node.isHeld()) {
+                scheduleExpiry(node); // renewed meanwhile, or a time source slower than the timer's clock
+            }
+            return;
+        }
+        log.debug("Lock '{}' on {}: lease ended without renewal, deleting {}", node.name, address, node.path);
+        forget(node);
+        discard(node.path);
+    }
+
+    private void cancelExpiry(Node node) {
+        ScheduledFuture<?> expiry = node.setExpiry(null);
+        if (expiry != null) {
+            expiry.cancel(false);
+        }
+    }
+
+    // ---------------------------------------------------------------- session
+
+    private void connectionChanged(CuratorFramework c, ConnectionState state) {
+        switch (state) {
+            // Waiters are not woken: a failover to another member must not disturb them. Once the session is
+            // LOST they look again, and fail with LockBackendException if the ensemble is still away.
+            case SUSPENDED -> suspended();
+            case LOST -> lost();
+            case RECONNECTED, CONNECTED, READ_ONLY -> {
+                endSuspension();
+                wakeAll();
+            }
+            default -> { }
+        }
+    }
+
+    private void suspended() {
+        if (suspendedPolicy == SuspendedPolicy.LOST) {
+            dropHolds("the connection to ZooKeeper was suspended (suspended policy LOST)");
+            return;
+        }
+        long sessionTimeout = client.getZookeeperClient().getLastNegotiatedSessionTimeoutMs();
+        if (sessionTimeout <= 0) {
+            sessionTimeout = client.getZookeeperClient().getConnectionTimeoutMs();
+        }
+        long timeoutMs = sessionTimeout;
+        synchronized (this) {
+            long epoch = ++suspendedEpoch;
+            if (suspendedTimer != null) {
+                suspendedTimer.cancel(false);
+            }
+            try {
+                suspendedTimer = timers.schedule(() -> {
+                    synchronized (this) {
+                        if (epoch != suspendedEpoch || suspendedTimer == null) {
+                            return;
+                        }
+                        suspendedTimer = null;
+                    }
+                    dropHolds("the connection to ZooKeeper stayed suspended for the session timeout of "
+                            + timeoutMs + " ms");
+                }, timeoutMs, TimeUnit.MILLISECONDS);
+            } catch (RejectedExecutionException closing) {
+                suspendedTimer = null;
+            }
+        }
+    }
+
+    private synchronized void endSuspension() {
+        suspendedEpoch++;
+        if (suspendedTimer != null) {
+            suspendedTimer.cancel(false);
+            suspendedTimer = null;
+        }
+    }
+
+    private void lost() {
+        endSuspension();
+        // Every node belonged to the lost session: forget the waiting ones too (their waiters create new nodes),
+        // and delete what the server may still keep until it expires the old session.
+        for (Node node : List.copyOf(nodes.values())) {
+            forget(node);
+            if (node.abandon() || node.drop()) {
+                discard(node.path);
+            }
+        }
+        reportAllLost("the ZooKeeper session was lost (expired, or unreachable for longer than its timeout)");
+        wakeAll();
+    }
+
+    /** Gives up every hold, deleting their nodes in the background; waiting nodes keep their place. */
+    private void dropHolds(String reason) {
+        for (Node node : List.copyOf(nodes.values())) {
+            if (node.drop()) {
+                forget(node);
+                discard(node.path);
+            }
+        }
+        reportAllLost(reason);
+    }
+
+    private void reportAllLost(String reason) {
+        StoreEvents sink = events;
+        if (sink != null && !closed.get()) {
+            sink.allHoldsLost(reason);
+        }
+    }
+
+    // ---------------------------------------------------------------- close
+
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        client.getConnectionStateListenable().removeListener(connectionListener);
+        endSuspension();
+        timers.shutdownNow();
+        List<Node> left = List.copyOf(nodes.values());
+        nodes.clear();
+        if (ownsClient) {
+            // Closing the session deletes every ephemeral node at once.
+            client.close();
+            return;
+        }
+        long deadline = System.nanoTime() + timeoutNanos;
+        for (Node node : left) {
+            node.drop();
+            node.abandon();
+            if (client.getZookeeperClient().isConnected() && System.nanoTime() - deadline < 0) {
+                deleteWithin(node.path, deadline, "delete a node left at close");
+            } else {
+                discard(node.path);
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- plumbing
+
+    private void forget(Node node) {
+        nodes.remove(node.name, node);
+        cancelExpiry(node);
+    }
+
+    private void deleteWithin(Node node, long deadline, String why) {
+        deleteWithin(node.path, deadline, why);
+    }
+
+    /** Deletes {@code path} waiting until the deadline; if that fails, keeps trying in the background. */
+    private void deleteWithin(String path, long deadline, String why) {
+        try {
+            CuratorEvent event = await(why + ": " + path, deadline,
+                    callback -> client.delete().guaranteed().inBackground(callback).forPath(path), null);
+            int rc = event.getResultCode();
+            if (rc != KeeperException.Code.OK.intValue() && rc != KeeperException.Code.NONODE.intValue()) {
+                log.warn("{} - could not {} ({}); retrying in the background", address, why + " " + path,
+                        describe(rc));
+                discard(path);
+            }
+        } catch (LockBackendException e) {
+            log.warn("{} - could not {} in time; the delete goes on in the background: {}", address, why,
+                    e.getMessage());
+        }
+    }
+
+    /** Deletes {@code path} in the background; Curator retries until it succeeds or the node is gone. */
+    private void discard(String path) {
+        if (ownsClient && closed.get()) {
+            return; // the session ends with the client
+        }
+        try {
+            client.delete().guaranteed().inBackground((c, event) -> {
+                int rc = event.getResultCode();
+                if (rc != KeeperException.Code.OK.intValue() && rc != KeeperException.Code.NONODE.intValue()) {
+                    log.warn("{} - background delete of {} failed: {}", address, path, describe(rc));
+                }
+            }).forPath(path);
+        } catch (Exception e) {
+            log.warn("{} - could not start the background delete of {}: {}", address, path, e.toString());
+        }
+    }
+
+    @FunctionalInterface
+    private interface Launch {
+        void start(BackgroundCallback callback) throws Exception;
+    }
+
+    /**
+     * Starts one background operation and waits for its answer until {@code deadline}. An answer that arrives
+     * after the caller gave up goes to {@code late}, if given.
+     *
+     * <p>The wait ignores interrupts (and restores the interrupt status when it returns): the answer is usually a
+     * moment away, {@code lock()} must not fail because of an interrupt, and taking the answer leaves nothing
+     * behind, such as a node created for nobody. The machinery checks the interrupt status after each call, so
+     * {@code lockInterruptibly()} still reacts, at most one operation timeout later.
+     */
+    private CuratorEvent await(String what, long deadline, Launch launch, Consumer<CuratorEvent> late) {
+        CompletableFuture<CuratorEvent> answer = new CompletableFuture<>();
+        try {
+            launch.start((c, event) -> {
+                if (!answer.complete(event) && late != null) {
+                    late.accept(event);
+                }
+            });
+        } catch (Exception e) {
+            throw failure("could not " + what, e);
+        }
+        return awaitAnswer(answer, what, deadline);
+    }
+
+    /** Waits for {@code answer} until {@code deadline}, ignoring (and keeping) interrupts; see {@link #await}. */
+    private <T> T awaitAnswer(CompletableFuture<T> answer, String what, long deadline) {
+        long start = System.nanoTime();
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    return answer.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                } catch (TimeoutException e) {
+                    if (answer.completeExceptionally(new CancellationException("timed out"))) {
+                        throw failure("no answer to '" + what + "' after " + millis(System.nanoTime() - start)
+                                + " ms (operation timeout " + millis(timeoutNanos) + " ms)", null);
+                    }
+                    return answer.join();
+                } catch (ExecutionException e) {
+                    throw failure("could not " + what, e.getCause());
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private void check(CuratorEvent event, String what) {
+        int rc = event.getResultCode();
+        if (rc != KeeperException.Code.OK.intValue()) {
+            throw failure("could not " + what + ": " + describe(rc), null);
+        }
+    }
+
+    private String describe(int rc) {
+        KeeperException.Code code = KeeperException.Code.get(rc);
+        if (code == KeeperException.Code.NOAUTH) {
+            return "NOAUTH - the client is not authenticated for the lock nodes' ACL (give it the same digest "
+                    + "credentials as the provider)";
+        }
+        if (code == KeeperException.Code.CONNECTIONLOSS) {
+            return "CONNECTIONLOSS - ZooKeeper is not reachable";
+        }
+        if (code == KeeperException.Code.SESSIONEXPIRED) {
+            return "SESSIONEXPIRED - the ZooKeeper session expired";
+        }
+        return code == null ? "error " + rc : code.name();
+    }
+
+    private LockBackendException failure(String message, Throwable cause) {
+        return new LockBackendException(address + " - " + message, cause);
+    }
+
+    private void checkOpen() {
+        if (closed.get()) {
+            throw new IllegalStateException(address + " - the lock store is closed");
+        }
+    }
+
+    private static long millis(long nanos) {
+        return TimeUnit.NANOSECONDS.toMillis(nanos);
+    }
+
+    /** This provider's node for one lock: where it is, its token, and where it stands. */
+    private final class Node {
+        final String name;
+        final String path;
+        final String child;
+        final long czxid;
+        final Watcher watcher;
+        private State state = State.WAITING;
+        private boolean releaseFailed;
+        private long leaseEnd;
+        private ScheduledFuture<?> expiry;
+
+        Node(String name, String path, long czxid) {
+            this.name = name;
+            this.path = path;
+            this.child = path.substring(path.lastIndexOf('/') + 1);
+            this.czxid = czxid;
+            // One watcher object per node: ZooKeeper keeps it once per path however often it is set again.
+            this.watcher = (WatchedEvent event) -> {
+                if (event.getType() != Watcher.Event.EventType.None) {
+                    wake(name);
+                }
+            };
+        }
+
+        synchronized boolean isWaiting() {
+            return state == State.WAITING;
+        }
+
+        /** WAITING → HELD with a lease; false if the node was abandoned meanwhile. */
+        synchronized boolean acquire(Duration lease) {
+            if (state != State.WAITING) {
+                return false;
+            }
+            state = State.HELD;
+            leaseEnd = time.nanoTime() + lease.toNanos();
+            return true;
+        }
+
+        /** WAITING → ABANDONED; true if this call made the transition, so the caller deletes the node. */
+        synchronized boolean abandon() {
+            if (state != State.WAITING) {
+                return false;
+            }
+            state = State.ABANDONED;
+            return true;
+        }
+
+        /** HELD or RELEASING → DROPPED; true if this call made the transition. */
+        synchronized boolean drop() {
+            if (state != State.HELD && state != State.RELEASING) {
+                return false;
+            }
+            state = State.DROPPED;
+            return true;
+        }
+
+        synchronized boolean startRelease() {
+            if (state != State.HELD) {
+                return false;
+            }
+            state = State.RELEASING;
+            return true;
+        }
+
+        synchronized void releaseFailed() {
+            if (state == State.RELEASING) {
+                state = State.HELD;
+                releaseFailed = true;
+            }
+        }
+
+        /** Whether a missing node found by a renewal means a lost hold (and not one being released right now). */
+        synchronized boolean isGoneFor(Map<String, Node> current) {
+            return current.get(name) == this && state == State.HELD;
+        }
+
+        synchronized boolean isHeld() {
+            return state == State.HELD && !releaseFailed;
+        }
+
+        /** HELD → DROPPED if the lease has ended by {@code now}; true if this call made the transition. */
+        synchronized boolean expire(long now) {
+            if (state != State.HELD || releaseFailed || now - leaseEnd < 0) {
+                return false;
+            }
+            state = State.DROPPED;
+            return true;
+        }
+
+        synchronized void extendLease(long end) {
+            if (state == State.HELD && end - leaseEnd > 0) {
+                leaseEnd = end;
+            }
+        }
+
+        synchronized long leaseEnd() {
+            return leaseEnd;
+        }
+
+        synchronized ScheduledFuture<?> setExpiry(ScheduledFuture<?> future) {
+            ScheduledFuture<?> previous = expiry;
+            expiry = future;
+            return previous;
+        }
+    }
+
+    private enum State { WAITING, HELD, RELEASING, ABANDONED, DROPPED }
+}

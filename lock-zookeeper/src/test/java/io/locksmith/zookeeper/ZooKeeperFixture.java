@@ -1,0 +1,185 @@
+package io.locksmith.zookeeper;
+
+import io.locksmith.DistributedLock;
+import io.locksmith.LockOptions;
+import io.locksmith.LockProvider;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.zookeeper.KeeperException;
+
+/** What the ZooKeeper tests share: clients on a test server, and looking into the server directly. */
+final class ZooKeeperFixture {
+
+    private ZooKeeperFixture() {
+    }
+
+    /** The URI of a connect string ({@code host:port,...}), for {@link ZooKeeperLockProviders#open}. */
+    static ZooKeeperUri uri(String connectString) {
+        return ZooKeeperUri.parse(URI.create("zookeeper://" + connectString));
+    }
+
+    /** A started client with a session of three operation timeouts, as the URI form makes. */
+    static CuratorFramework client(String connectString, Duration operationTimeout, AtomicLong requests,
+            String digestCredentials) {
+        return client(connectString, operationTimeout, operationTimeout.multipliedBy(3), requests, digestCredentials);
+    }
+
+    /** A started client with the given session timeout. */
+    static CuratorFramework client(String connectString, Duration operationTimeout, Duration sessionTimeout,
+            AtomicLong requests, String digestCredentials) {
+        int opMs = (int) operationTimeout.toMillis();
+        CuratorFrameworkFactory.Builder builder = CuratorFrameworkFactory.builder()
+                .connectString(connectString)
+                .sessionTimeoutMs((int) sessionTimeout.toMillis())
+                .connectionTimeoutMs(opMs)
+                .retryPolicy(ZooKeeperLockProviders.retryPolicy(opMs));
+        if (requests != null) {
+            builder.zookeeperFactory(CountingZooKeeper.factory(requests));
+        }
+        if (digestCredentials != null) {
+            builder.authorization("digest", digestCredentials.getBytes(StandardCharsets.UTF_8));
+        }
+        CuratorFramework client = builder.build();
+        client.start();
+        try {
+            if (!client.blockUntilConnected(30, TimeUnit.SECONDS)) {
+                client.close();
+                throw new IllegalStateException("test client did not connect to " + connectString);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            client.close();
+            throw new IllegalStateException(e);
+        }
+        return client;
+    }
+
+    /**
+     * Brings the admin client's server up to date with the leader before a read. ZooKeeper reads are served by the
+     * member the client is connected to, which may lag behind writes other clients made through other members; a
+     * {@code sync} first makes the following reads see every write that completed before it.
+     */
+    static void sync(CuratorFramework admin, String path) {
+        CountDownLatch synced = new CountDownLatch(1);
+        int[] rc = {Integer.MIN_VALUE};
+        try {
+            admin.getZookeeperClient().getZooKeeper().sync(path, (code, p, ctx) -> {
+                rc[0] = code;
+                synced.countDown();
+            }, null);
+            if (!synced.await(30, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("sync of " + path + " did not answer within 30 s");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        } catch (Exception e) {
+            throw new IllegalStateException("could not sync " + path, e);
+        }
+        KeeperException.Code code = KeeperException.Code.get(rc[0]);
+        if (code != KeeperException.Code.OK && code != KeeperException.Code.NONODE) {
+            throw new IllegalStateException("sync of " + path + " failed: " + code);
+        }
+    }
+
+    /** The lock nodes of {@code name} in {@code namespace}, in queue order. */
+    static List<String> lockNodes(CuratorFramework admin, String namespace, String name) throws Exception {
+        String parent = new LockPaths(namespace).parent(name);
+        sync(admin, "/");
+        try {
+            List<String> children = new ArrayList<>(admin.getChildren().forPath(parent));
+            children.sort(LockPaths.BY_SEQUENCE);
+            List<String> paths = new ArrayList<>();
+            for (String child : children) {
+                paths.add(parent + "/" + child);
+            }
+            return paths;
+        } catch (KeeperException.NoNodeException e) {
+            return List.of();
+        }
+    }
+
+    /** The names with at least one lock node in {@code namespace}. */
+    static Set<String> heldNames(CuratorFramework admin, String namespace) {
+        String root = new LockPaths(namespace).root();
+        Set<String> names = new TreeSet<>();
+        sync(admin, "/");
+        try {
+            for (String segment : admin.getChildren().forPath(root)) {
+                try {
+                    if (!admin.getChildren().forPath(root + "/" + segment).isEmpty()) {
+                        names.add(LockPaths.decode(segment));
+                    }
+                } catch (KeeperException.NoNodeException reaped) {
+                    // a container the server just deleted
+                }
+            }
+        } catch (KeeperException.NoNodeException e) {
+            return names;
+        } catch (Exception e) {
+            throw new IllegalStateException("could not list the locks of namespace " + namespace, e);
+        }
+        return names;
+    }
+
+    /** Deletes the holder's node (the lowest) of {@code name}, as an operator would. */
+    static void forceRelease(CuratorFramework admin, String namespace, String name) {
+        try {
+            List<String> nodes = lockNodes(admin, namespace, name);
+            if (!nodes.isEmpty()) {
+                admin.delete().forPath(nodes.get(0));
+            }
+        } catch (Exception e) {
+            throw new IllegalStateException("could not force the release of " + name, e);
+        }
+    }
+
+    /** A provider that closes the client it was built on once it is closed itself. */
+    static LockProvider closingClient(LockProvider provider, CuratorFramework client) {
+        return new LockProvider() {
+            @Override
+            public DistributedLock getLock(String name) {
+                return provider.getLock(name);
+            }
+
+            @Override
+            public String clientId() {
+                return provider.clientId();
+            }
+
+            @Override
+            public String backend() {
+                return provider.backend();
+            }
+
+            @Override
+            public LockOptions options() {
+                return provider.options();
+            }
+
+            @Override
+            public void close() {
+                try {
+                    provider.close();
+                } finally {
+                    client.close();
+                }
+            }
+
+            @Override
+            public String toString() {
+                return provider.toString();
+            }
+        };
+    }
+}
