@@ -1,0 +1,583 @@
+package io.locksmith.redlock;
+
+import io.locksmith.LockBackendException;
+import io.locksmith.TimeSource;
+import io.locksmith.redis.internal.RedisNodes;
+import io.locksmith.spi.Acquisition;
+import io.locksmith.spi.LockStore;
+import io.locksmith.spi.StoreEvents;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.StringJoiner;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import redis.clients.jedis.UnifiedJedis;
+
+/**
+ * The Redlock {@link LockStore}: one lock over N independent Redis masters, each served by the Redis backend's
+ * own per-server store (its scripts, attempt ids, cancellation of unanswered acquisitions and wake-ups).
+ *
+ * <p>The algorithm (redis.io "Distributed locks with Redis"), for one attempt with lease {@code L}:
+ * <ol>
+ *   <li>read the time source ({@code start}), then send the acquire script with the same owner value (the
+ *       provider's client id) to every node at once, on a small executor shared by the provider;</li>
+ *   <li>wait for the answers at most the per-node timeout, much smaller than {@code L}; a node that did not
+ *       answer by then counts as a no;</li>
+ *   <li>read the time source again ({@code end}); the attempt succeeded only if at least {@code N/2+1} nodes
+ *       granted the lock <em>and</em> the remaining validity {@code L - (end - start) - drift} is positive
+ *       ({@link Validity});</li>
+ *   <li>otherwise release on every node, including those that did not answer (a release to such a node is
+ *       sent once its acquisition has come back, so it cannot overtake it), and report the lock busy; after a
+ *       split vote (some nodes granted, but fewer than a quorum) wait a random delay first, so that clients
+ *       that collided do not collide again.</li>
+ * </ol>
+ * The hold is valid until {@code start + L - drift}; renewal extends it the same way, counting only if a
+ * quorum confirms before the current validity ends, and otherwise gives the hold up (the names are reported
+ * gone, and released on every node). The store tells the machinery when a validity ends unrenewed, which for
+ * explicit leases is a little earlier than the machinery's own {@code start + L}.
+ *
+ * <p>Fencing: each node's acquire script increments that node's counter; the token is the maximum over the
+ * nodes that granted. Nodes of the quorum whose counter is lower are raised to the token before the hold is
+ * reported (this is needed only when the counters differ, which happens after nodes were unreachable). So after
+ * each acquisition a majority holds a counter at least as high as its token, every later quorum includes one
+ * of them, and tokens strictly increase, as long as no node of such a majority loses its data.
+ */
+final class RedlockStore implements LockStore {
+
+    private static final Logger log = LoggerFactory.getLogger(RedlockStore.class);
+
+    /** Raises a fencing counter to at least ARGV[1]; KEYS[1] the counter. */
+    static final String RAISE_FENCE = """
+            local current = tonumber(redis.call('get', KEYS[1]) or '0')
+            if current < tonumber(ARGV[1]) then
+              redis.call('set', KEYS[1], ARGV[1])
+            end
+            return 0
+            """;
+
+    private final List<Node> nodes;
+    private final int quorum;
+    private final String address;
+    private final String namespace;
+    private final long nodeTimeoutNanos;
+    private final long retryDelayNanos;
+    private final TimeSource time;
+    private final ScheduledThreadPoolExecutor executor;
+    private final AutoCloseable owned;
+    /** Validity of each hold, guarded by {@code this}. */
+    private final Map<String, Validity.Hold> holds = new HashMap<>();
+    /** Acquisitions of a current hold that had not answered when it was granted, per node. */
+    private final Map<String, CompletableFuture<?>[]> unanswered = new ConcurrentHashMap<>();
+    private final AtomicLong attempts = new AtomicLong();
+    private final AtomicLong splitVotes = new AtomicLong();
+    private volatile StoreEvents events;
+
+    /** One Redis master: the Redis backend's store over it and the client it uses. */
+    record Node(String address, LockStore store, UnifiedJedis client) {
+    }
+
+    /**
+     * A store over {@code nodes}, which it closes (the stores, not their clients) when closed.
+     *
+     * @param owned closed after the node stores (the clients of the URI form), or null
+     */
+    RedlockStore(List<Node> nodes, String address, String namespace, Duration nodeTimeout, Duration retryDelay,
+            TimeSource time, AutoCloseable owned) {
+        this.nodes = List.copyOf(nodes);
+        this.quorum = Validity.quorum(nodes.size());
+        this.address = address;
+        this.namespace = namespace;
+        this.nodeTimeoutNanos = nodeTimeout.toNanos();
+        this.retryDelayNanos = retryDelay.toNanos();
+        this.time = time;
+        this.owned = owned;
+        AtomicInteger threads = new AtomicInteger();
+        // Two threads per node: an acquisition and a release (or renewal) of another lock can be on the wire to
+        // one node at once; more parallel work queues, and a task whose round is over before it starts is skipped.
+        this.executor = new ScheduledThreadPoolExecutor(2 * nodes.size(), r -> {
+            Thread t = new Thread(r, "locksmith-redlock-" + threads.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        executor.setRemoveOnCancelPolicy(true);
+    }
+
+    @Override
+    public String address() {
+        return address;
+    }
+
+    @Override
+    public void start(StoreEvents storeEvents) {
+        this.events = storeEvents;
+    }
+
+    // ---------------------------------------------------------------- acquire
+
+    @Override
+    public Acquisition tryAcquire(String name, String owner, Duration lease, Duration wait) {
+        attempts.incrementAndGet();
+        long leaseNanos = lease.toNanos();
+        long start = time.nanoTime();
+        Round<Acquisition> round = fanOut(null, i -> nodes.get(i).store().tryAcquire(name, owner, lease, Duration.ZERO));
+        List<Integer> granted = new ArrayList<>();
+        long maxToken = 0;
+        long minBusy = Long.MAX_VALUE;
+        int busy = 0;
+        for (int i = 0; i < nodes.size(); i++) {
+            Acquisition a = round.value(i);
+            if (a == null) {
+                continue;
+            }
+            if (a.isAcquired()) {
+                granted.add(i);
+                maxToken = Math.max(maxToken, a.fencingToken());
+            } else {
+                busy++;
+                if (a.retryAfter().isPresent()) {
+                    minBusy = Math.min(minBusy, a.retryAfter().get().toNanos());
+                }
+            }
+        }
+        String failure;
+        if (granted.size() >= quorum) {
+            int fenced = raiseFences(name, round, granted, maxToken);
+            long end = time.nanoTime();
+            long remaining = Validity.remaining(leaseNanos, start, end);
+            if (fenced >= quorum && remaining > 0) {
+                record(name, leaseNanos, start, round);
+                return Acquisition.acquired(maxToken);
+            }
+            failure = fenced < quorum
+                    ? "only " + fenced + " node(s) took fencing token " + maxToken + ", quorum " + quorum
+                    : "the quorum answered after " + millis(end - start) + " ms, leaving no validity of the "
+                            + millis(leaseNanos) + " ms lease (drift " + millis(Validity.drift(leaseNanos)) + " ms)";
+            log.debug("Redlock '{}' on {}: attempt failed: {}", name, address, failure);
+        } else {
+            failure = null;
+        }
+        releaseEverywhere(name, owner, round);
+        if (granted.size() + busy < quorum) {
+            throw new LockBackendException(address + " - acquire lock '" + name + "': only " + (granted.size() + busy)
+                    + " of " + nodes.size() + " nodes answered within " + millis(nodeTimeoutNanos)
+                    + " ms, quorum " + quorum + ": " + round.problems());
+        }
+        if (failure != null) {
+            return Acquisition.busy(Duration.ofMillis(1));
+        }
+        if (!granted.isEmpty()) {
+            splitVotes.incrementAndGet();
+            if (!wait.isZero()) {
+                // Clients that split the vote retry after a random delay, so they do not collide again.
+                sleepRandomly(Math.min(retryDelayNanos, wait.toNanos()));
+            }
+            return Acquisition.busy(Duration.ofMillis(1));
+        }
+        return minBusy == Long.MAX_VALUE ? Acquisition.busy() : Acquisition.busy(Duration.ofNanos(minBusy));
+    }
+
+    /** Raises the counters of granting nodes below {@code token}; returns how many granting nodes now hold it. */
+    private int raiseFences(String name, Round<Acquisition> round, List<Integer> granted, long token) {
+        List<Integer> low = new ArrayList<>();
+        int fenced = 0;
+        for (int i : granted) {
+            if (round.value(i).fencingToken() == token) {
+                fenced++;
+            } else {
+                low.add(i);
+            }
+        }
+        if (low.isEmpty()) {
+            return fenced;
+        }
+        String key = RedisNodes.fenceKey(namespace, name);
+        List<String> args = List.of(Long.toString(token));
+        Round<Object> raise = fanOut(null, i -> low.contains(i)
+                ? nodes.get(i).client().eval(RAISE_FENCE, List.of(key), args) : null);
+        for (int i : low) {
+            if (raise.answered(i)) {
+                fenced++;
+            }
+        }
+        return fenced;
+    }
+
+    // ---------------------------------------------------------------- release
+
+    @Override
+    public boolean release(String name, String owner) {
+        forget(name);
+        Round<Boolean> round = releaseEverywhere(name, owner, null);
+        int released = 0;
+        int notHeld = 0;
+        for (int i = 0; i < nodes.size(); i++) {
+            Boolean answer = round.value(i);
+            if (answer != null) {
+                if (answer) {
+                    released++;
+                } else {
+                    notHeld++;
+                }
+            }
+        }
+        if (notHeld >= quorum) {
+            return false;
+        }
+        if (released + notHeld < quorum) {
+            throw new LockBackendException(address + " - release lock '" + name + "': only " + (released + notHeld)
+                    + " of " + nodes.size() + " nodes answered within " + millis(nodeTimeoutNanos) + " ms, quorum "
+                    + quorum + ": " + round.problems());
+        }
+        return true;
+    }
+
+    /**
+     * Releases {@code name} on every node; a node whose acquisition in {@code after} (or the current hold's
+     * acquisition) has not answered yet gets the release once it has, and is not waited for.
+     */
+    private Round<Boolean> releaseEverywhere(String name, String owner, Round<Acquisition> after) {
+        CompletableFuture<?>[] pending = after != null ? after.futures() : unanswered.remove(name);
+        return fanOut(pending, i -> nodes.get(i).store().release(name, owner));
+    }
+
+    // ---------------------------------------------------------------- renew
+
+    @Override
+    public Set<String> renew(List<String> names, String owner, Duration lease) {
+        if (names.isEmpty()) {
+            return Set.of();
+        }
+        long leaseNanos = lease.toNanos();
+        long start = time.nanoTime();
+        Round<Set<String>> round = fanOut(null, i -> nodes.get(i).store().renew(names, owner, lease));
+        long end = time.nanoTime();
+        Map<String, Integer> confirmations = new HashMap<>();
+        for (int i = 0; i < nodes.size(); i++) {
+            Set<String> gone = round.value(i);
+            if (gone == null) {
+                continue;
+            }
+            for (String name : names) {
+                if (!gone.contains(name)) {
+                    confirmations.merge(name, 1, Integer::sum);
+                }
+            }
+        }
+        long newValidUntil = Validity.validUntil(leaseNanos, start);
+        Set<String> lost = new HashSet<>();
+        synchronized (this) {
+            for (String name : names) {
+                Validity.Hold hold = holds.get(name);
+                boolean confirmed = confirmations.getOrDefault(name, 0) >= quorum;
+                // counts only if the quorum answered while the hold was still valid, with validity left over
+                if (hold != null && confirmed && end - hold.validUntil < 0 && end - newValidUntil < 0) {
+                    hold.validUntil = newValidUntil;
+                } else {
+                    lost.add(name);
+                    holds.remove(name);
+                }
+            }
+        }
+        if (!lost.isEmpty()) {
+            log.warn("Redlock on {}: renewal of {} lock(s) not confirmed by a quorum of {} within their validity; "
+                    + "giving them up: {}", address, lost.size(), quorum, round.problems());
+            for (String name : lost) {
+                releaseEverywhere(name, owner, null);
+            }
+        }
+        return lost;
+    }
+
+    // ---------------------------------------------------------------- queries and wake-ups
+
+    @Override
+    public boolean isLocked(String name) {
+        Round<Boolean> round = fanOut(null, i -> nodes.get(i).store().isLocked(name));
+        int yes = 0;
+        int no = 0;
+        for (int i = 0; i < nodes.size(); i++) {
+            Boolean answer = round.value(i);
+            if (answer != null) {
+                if (answer) {
+                    yes++;
+                } else {
+                    no++;
+                }
+            }
+        }
+        if (yes >= quorum) {
+            return true;
+        }
+        if (no >= quorum) {
+            return false;
+        }
+        throw new LockBackendException(address + " - check lock '" + name + "': " + yes + " node(s) say held, " + no
+                + " free, the rest did not answer within " + millis(nodeTimeoutNanos) + " ms; a quorum of "
+                + quorum + " is needed to tell: " + round.problems());
+    }
+
+    /** Any node's release message wakes the waiter. */
+    @Override
+    public Subscription subscribe(String name, Runnable onRelease) {
+        List<Subscription> subscriptions = new ArrayList<>(nodes.size());
+        for (Node node : nodes) {
+            Subscription s = node.store().subscribe(name, onRelease);
+            if (s != null) {
+                subscriptions.add(s);
+            }
+        }
+        return () -> subscriptions.forEach(Subscription::close);
+    }
+
+    @Override
+    public void close() {
+        executor.shutdownNow();
+        for (Node node : nodes) {
+            try {
+                node.store().close();
+            } catch (RuntimeException e) {
+                log.warn("Redlock on {}: closing node {} failed: {}", address, node.address(), e.getMessage());
+            }
+        }
+        if (owned != null) {
+            try {
+                owned.close();
+            } catch (Exception e) {
+                throw new LockBackendException(address + " - closing the Redis clients failed: " + e.getMessage(), e);
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "RedlockStore{" + address + '}';
+    }
+
+    /** How many acquisition rounds ran; for tests. */
+    long attempts() {
+        return attempts.get();
+    }
+
+    /** How many acquisition rounds ended in a split vote; for tests. */
+    long splitVotes() {
+        return splitVotes.get();
+    }
+
+    // ---------------------------------------------------------------- validity
+
+    private void record(String name, long leaseNanos, long start, Round<Acquisition> round) {
+        Validity.Hold hold = new Validity.Hold(Validity.validUntil(leaseNanos, start));
+        synchronized (this) {
+            holds.put(name, hold);
+        }
+        CompletableFuture<?>[] futures = round.futures();
+        boolean pending = false;
+        for (CompletableFuture<?> f : futures) {
+            pending |= !f.isDone();
+        }
+        if (pending) {
+            unanswered.put(name, futures);
+        } else {
+            unanswered.remove(name);
+        }
+        scheduleValidityCheck(name, hold);
+    }
+
+    private synchronized void forget(String name) {
+        holds.remove(name);
+    }
+
+    private void scheduleValidityCheck(String name, Validity.Hold hold) {
+        long delay = hold.validUntil - time.nanoTime();
+        try {
+            executor.schedule(() -> checkValidity(name, hold), Math.max(0, delay), TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException closed) {
+            // the provider is closing and releases its holds
+        }
+    }
+
+    /**
+     * Reports a hold whose validity ended without a quorum renewing it. Runs under the monitor that
+     * {@link #record} needs, so the machinery cannot have a newer hold of the name while this one is reported.
+     */
+    private void checkValidity(String name, Validity.Hold hold) {
+        synchronized (this) {
+            if (holds.get(name) != hold) {
+                return;
+            }
+            if (time.nanoTime() - hold.validUntil < 0) {
+                scheduleValidityCheck(name, hold);
+                return;
+            }
+            holds.remove(name);
+            StoreEvents sink = events;
+            if (sink != null) {
+                sink.holdLost(name, "its Redlock validity ended without a quorum renewing it");
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- fan-out
+
+    /**
+     * Runs {@code op} on every node at once and waits at most the per-node timeout for the answers. A node
+     * whose {@code after} future has not completed gets its call once it has, and is not waited for; a call
+     * that has not started when the wait ends is not sent at all.
+     */
+    private <T> Round<T> fanOut(CompletableFuture<?>[] after, Function<Integer, T> op) {
+        int n = nodes.size();
+        @SuppressWarnings("unchecked")
+        CompletableFuture<T>[] futures = new CompletableFuture[n];
+        AtomicInteger[] states = new AtomicInteger[n];
+        List<CompletableFuture<T>> awaited = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            int index = i;
+            AtomicInteger state = new AtomicInteger(NEW);
+            states[i] = state;
+            java.util.function.Supplier<T> call = () -> {
+                if (!state.compareAndSet(NEW, STARTED)) {
+                    throw new NotSent();
+                }
+                return op.apply(index);
+            };
+            CompletableFuture<?> before = after == null ? null : after[i];
+            try {
+                if (before == null || before.isDone()) {
+                    futures[i] = CompletableFuture.supplyAsync(call, executor);
+                    awaited.add(futures[i]);
+                } else {
+                    state.set(STARTED); // sent later whatever happens
+                    futures[i] = before.handle((r, e) -> null).thenApplyAsync(x -> op.apply(index), executor);
+                }
+            } catch (RejectedExecutionException closing) {
+                futures[i] = CompletableFuture.failedFuture(new LockBackendException(address + " is closed"));
+            }
+        }
+        long deadline = System.nanoTime() + nodeTimeoutNanos;
+        boolean interrupted = false;
+        CompletableFuture<Void> all = CompletableFuture.allOf(awaited.toArray(CompletableFuture[]::new));
+        while (true) {
+            long left = deadline - System.nanoTime();
+            try {
+                all.get(Math.max(0, left), TimeUnit.NANOSECONDS);
+                break;
+            } catch (TimeoutException e) {
+                break;
+            } catch (ExecutionException e) {
+                break; // one call failed; wait for the others until the deadline
+            } catch (InterruptedException e) {
+                // a round lasts at most the per-node timeout: finish it, the machinery looks at the flag
+                interrupted = true;
+            }
+            if (deadline - System.nanoTime() <= 0) {
+                break;
+            }
+            if (awaited.stream().allMatch(CompletableFuture::isDone)) {
+                break;
+            }
+            all = CompletableFuture.allOf(awaited.stream().filter(f -> !f.isDone()).toArray(CompletableFuture[]::new));
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        for (AtomicInteger state : states) {
+            state.compareAndSet(NEW, SKIPPED);
+        }
+        return new Round<>(futures);
+    }
+
+    private static final int NEW = 0;
+    private static final int STARTED = 1;
+    private static final int SKIPPED = 2;
+
+    /** A call the round ended before it started, so it was never sent. */
+    private static final class NotSent extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        NotSent() {
+            super("not sent: the round ended before its turn", null, false, false);
+        }
+    }
+
+    /** The calls of one round, one per node, as they stood when the round's wait ended. */
+    private final class Round<T> {
+        private final CompletableFuture<T>[] futures;
+        private final Object[] values;
+
+        Round(CompletableFuture<T>[] futures) {
+            this.futures = futures;
+            this.values = new Object[futures.length];
+            for (int i = 0; i < futures.length; i++) {
+                CompletableFuture<T> f = futures[i];
+                if (f.isDone() && !f.isCompletedExceptionally()) {
+                    values[i] = f.join();
+                }
+            }
+        }
+
+        /** The answer of node {@code i}, or null if it failed or did not answer in time. */
+        @SuppressWarnings("unchecked")
+        T value(int i) {
+            return (T) values[i];
+        }
+
+        boolean answered(int i) {
+            return futures[i].isDone() && !futures[i].isCompletedExceptionally();
+        }
+
+        CompletableFuture<?>[] futures() {
+            return futures.clone();
+        }
+
+        /** What went wrong on each node that did not answer, for messages. */
+        String problems() {
+            StringJoiner joiner = new StringJoiner("; ");
+            for (int i = 0; i < futures.length; i++) {
+                CompletableFuture<T> f = futures[i];
+                if (!f.isDone()) {
+                    joiner.add(nodes.get(i).address() + ": no answer within " + millis(nodeTimeoutNanos) + " ms");
+                } else if (f.isCompletedExceptionally()) {
+                    Throwable cause = f.handle((r, e) -> e).join();
+                    while (cause instanceof java.util.concurrent.CompletionException && cause.getCause() != null) {
+                        cause = cause.getCause();
+                    }
+                    joiner.add(cause instanceof NotSent ? nodes.get(i).address() + ": " + cause.getMessage()
+                            : String.valueOf(cause.getMessage()));
+                }
+            }
+            String text = joiner.toString();
+            return text.isEmpty() ? "every node answered" : text;
+        }
+    }
+
+    private static void sleepRandomly(long maxNanos) {
+        if (maxNanos <= 0) {
+            return;
+        }
+        try {
+            TimeUnit.NANOSECONDS.sleep(ThreadLocalRandom.current().nextLong(maxNanos));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static long millis(long nanos) {
+        return TimeUnit.NANOSECONDS.toMillis(nanos);
+    }
+}

@@ -1,0 +1,104 @@
+package io.locksmith.redlock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.locksmith.LockOptions;
+import io.locksmith.spi.Acquisition;
+import io.locksmith.spi.LockStore;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The validity rule on 3 real masters with a time source the test moves: master 0 "takes" a chosen time to
+ * answer, as measured by the provider's clock.
+ */
+@DisplayName("redlock validity with an injected time source")
+class RedlockValidityTest {
+
+    private static final Duration LEASE = Duration.ofSeconds(2);
+    private static final long DRIFT = Validity.drift(LEASE.toNanos());
+
+    private final AtomicLong now = new AtomicLong(1_000_000_000L);
+    private final AtomicLong acquireTakes = new AtomicLong();
+    private final AtomicLong renewTakes = new AtomicLong();
+    private String namespace;
+    private TestNodes.Opened opened;
+
+    @BeforeEach
+    void open() {
+        TestNodes.servers();
+        namespace = TestNodes.namespace();
+        LockOptions options = LockOptions.builder().namespace(namespace).leaseTime(LEASE)
+                .operationTimeout(Duration.ofSeconds(1)).timeSource(now::get).build();
+        opened = TestNodes.open(3, options, Duration.ofMillis(500), i -> i == 0 ? slowOnTheClock() : UnaryOperator.identity());
+    }
+
+    private UnaryOperator<LockStore> slowOnTheClock() {
+        return store -> new ForwardingStore(store) {
+            @Override
+            public Acquisition tryAcquire(String name, String owner, Duration lease, Duration wait) {
+                Acquisition a = delegate.tryAcquire(name, owner, lease, wait);
+                now.addAndGet(acquireTakes.get());
+                return a;
+            }
+
+            @Override
+            public Set<String> renew(List<String> names, String owner, Duration lease) {
+                Set<String> gone = delegate.renew(names, owner, lease);
+                now.addAndGet(renewTakes.get());
+                return gone;
+            }
+        };
+    }
+
+    @Test
+    @DisplayName("an acquisition that took longer than the lease fails although every master said yes, "
+            + "and is released on every master")
+    void tooSlowIsAFailure() {
+        try (TestNodes.Opened o = opened) {
+            acquireTakes.set(LEASE.toNanos() + 1);
+            assertThat(o.provider().getLock("slow").tryLock()).isFalse();
+            assertThat(TestNodes.heldAnywhere(3, namespace)).isEmpty();
+            assertThat(o.store().attempts()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    @DisplayName("the boundary: elapsed = lease - drift fails, 1 ms less succeeds")
+    void boundary() {
+        try (TestNodes.Opened o = opened) {
+            acquireTakes.set(LEASE.toNanos() - DRIFT);
+            assertThat(o.provider().getLock("edge").tryLock()).as("no validity left").isFalse();
+            assertThat(TestNodes.heldAnywhere(3, namespace)).isEmpty();
+            acquireTakes.set(LEASE.toNanos() - DRIFT - 1_000_000);
+            var lock = o.provider().getLock("edge");
+            assertThat(lock.tryLock()).as("1 ms of validity left").isTrue();
+            assertThat(TestNodes.heldAnywhere(3, namespace)).containsExactly("edge");
+            lock.unlock();
+            assertThat(TestNodes.heldAnywhere(3, namespace)).isEmpty();
+        }
+    }
+
+    @Test
+    @DisplayName("a renewal whose quorum answers after the validity ended gives the hold up on every master")
+    void lateRenewalLosesTheHold() {
+        try (TestNodes.Opened o = opened) {
+            RedlockStore store = o.store();
+            String owner = "owner-under-test";
+            assertThat(store.tryAcquire("renewed", owner, LEASE, Duration.ZERO).isAcquired()).isTrue();
+            renewTakes.set(LEASE.toNanos() / 2);
+            assertThat(store.renew(List.of("renewed"), owner, LEASE)).as("renewal within validity").isEmpty();
+            assertThat(TestNodes.heldAnywhere(3, namespace)).containsExactly("renewed");
+            renewTakes.set(LEASE.toNanos());
+            assertThat(store.renew(List.of("renewed"), owner, LEASE)).as("renewal after the validity ended")
+                    .containsExactly("renewed");
+            assertThat(TestNodes.heldAnywhere(3, namespace)).isEmpty();
+        }
+    }
+}
