@@ -1,0 +1,483 @@
+package io.locksmith.bench;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.locksmith.DistributedLock;
+import io.locksmith.LockOptions;
+import io.locksmith.LockProvider;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Lock;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.zookeeper.CreateMode;
+import net.javacrumbs.shedlock.core.ClockProvider;
+import net.javacrumbs.shedlock.core.LockConfiguration;
+import net.javacrumbs.shedlock.core.SimpleLock;
+import net.javacrumbs.shedlock.provider.jdbc.JdbcLockProvider;
+import org.redisson.Redisson;
+import org.redisson.RedissonRedLock;
+import org.redisson.api.RLock;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+import org.springframework.integration.jdbc.lock.DefaultLockRepository;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.integration.jdbc.lock.JdbcLockRegistry;
+import org.springframework.integration.redis.util.RedisLockRegistry;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import redis.clients.jedis.Jedis;
+
+/**
+ * The subjects under test, by the name used as the JMH {@code subject} parameter: {@code <store>-<library>}, where
+ * the library is {@code locksmith}, a peer ({@code redisson}, {@code curator}, {@code spring}, {@code shedlock}) or
+ * {@code floor} (the bare client doing the minimum round trips the protocol needs).
+ */
+final class Subjects {
+
+    /** Every store with its subjects; the first is Locksmith, then its peers, then the floor if any. */
+    static final Map<String, String[]> BY_STORE = Map.of(
+            "local", new String[] {"local-locksmith"},
+            "redis", new String[] {"redis-locksmith", "redis-redisson", "redis-redisson-fenced", "redis-spring-pubsub",
+                "redis-spring-spin", "redis-floor"},
+            "redlock", new String[] {"redlock-locksmith", "redlock-redisson"},
+            "zookeeper", new String[] {"zookeeper-locksmith", "zookeeper-curator", "zookeeper-floor"},
+            "mariadb", new String[] {"mariadb-locksmith", "mariadb-spring", "mariadb-shedlock", "mariadb-floor"},
+            "postgres", new String[] {"postgres-locksmith", "postgres-spring", "postgres-shedlock", "postgres-floor"});
+
+    /** The system property that marks the smoke run inside the build. */
+    static final String SMOKE = "bench.smoke";
+
+    private Subjects() {
+    }
+
+    /** Opens one contender (one client "process") of {@code subject}. */
+    static Contender open(String subject) throws Exception {
+        return switch (subject) {
+            case "local-locksmith" -> locksmith("local://bench");
+            case "redis-locksmith" -> locksmith("redis://" + Servers.get(Servers.REDIS));
+            case "redlock-locksmith" -> locksmith("redlock://" + Servers.get(Servers.REDLOCK));
+            case "zookeeper-locksmith" -> locksmith("zookeeper://" + Servers.get(Servers.ZOOKEEPER) + "/bench");
+            case "mariadb-locksmith" -> locksmith(jdbcUri(Servers.MARIADB));
+            case "postgres-locksmith" -> locksmith(jdbcUri(Servers.POSTGRES));
+            case "redis-redisson" -> redisson(Servers.get(Servers.REDIS), false);
+            case "redis-redisson-fenced" -> redisson(Servers.get(Servers.REDIS), true);
+            case "redis-spring-pubsub" -> springRedis(RedisLockRegistry.RedisLockType.PUB_SUB_LOCK);
+            case "redis-spring-spin" -> springRedis(RedisLockRegistry.RedisLockType.SPIN_LOCK);
+            case "mariadb-shedlock" -> shedLock(Servers.MARIADB, "timestamp(3)");
+            case "postgres-shedlock" -> shedLock(Servers.POSTGRES, "timestamp");
+            case "redlock-redisson" -> redissonRedLock(Servers.get(Servers.REDLOCK).split(","));
+            case "zookeeper-curator" -> curator();
+            case "mariadb-spring" -> spring(Servers.MARIADB, "schema-mysql.sql");
+            case "postgres-spring" -> spring(Servers.POSTGRES, "schema-postgresql.sql");
+            case "redis-floor" -> redisFloor();
+            case "zookeeper-floor" -> zookeeperFloor();
+            case "mariadb-floor" -> jdbcFloor(Servers.MARIADB);
+            case "postgres-floor" -> jdbcFloor(Servers.POSTGRES);
+            default -> throw new IllegalArgumentException("Unknown subject '" + subject + "'");
+        };
+    }
+
+    private static String jdbcUri(String database) {
+        String url = Servers.get(database + ".url");
+        String password = Servers.get(database + ".password");
+        return url + (url.contains("?") ? "&" : "?") + "user=" + Servers.get(database + ".user")
+                + (password.isEmpty() ? "" : "&password=" + password);
+    }
+
+    private static Connection connect(String database) throws SQLException {
+        return DriverManager.getConnection(Servers.get(database + ".url"), Servers.get(database + ".user"),
+                Servers.get(database + ".password"));
+    }
+
+    private static Contender locksmith(String uri) {
+        LockProvider provider = LockProvider.open(uri, LockOptions.defaults());
+        Map<String, DistributedLock> locks = new ConcurrentHashMap<>();
+        return new Contender() {
+            @Override
+            public Lock lock(String name) {
+                return locks.computeIfAbsent(name, provider::getLock);
+            }
+
+            @Override
+            public void close() {
+                provider.close();
+            }
+        };
+    }
+
+    private static Contender redisson(String hostPort, boolean fenced) {
+        RedissonClient client = Redisson.create(redissonConfig(hostPort));
+        Map<String, RLock> locks = new ConcurrentHashMap<>();
+        return new Contender() {
+            @Override
+            public Lock lock(String name) {
+                return locks.computeIfAbsent(name, n -> fenced ? client.getFencedLock("redisson-fenced:" + n)
+                        : client.getLock("redisson:" + n));
+            }
+
+            @Override
+            public void close() {
+                client.shutdown(0, 5, TimeUnit.SECONDS);
+            }
+        };
+    }
+
+    /**
+     * Redisson's defaults; the smoke run ({@code -Dbench.smoke=true}) only checks that the benchmarks work, so it
+     * spares each of its many short-lived clients the 24 idle connections Redisson opens up front.
+     */
+    static Config redissonConfig(String hostPort) {
+        Config config = new Config();
+        var server = config.useSingleServer().setAddress("redis://" + hostPort);
+        if (Boolean.getBoolean(SMOKE)) {
+            server.setConnectionMinimumIdleSize(1);
+        }
+        return config;
+    }
+
+    private static Contender springRedis(RedisLockRegistry.RedisLockType type) {
+        String[] hostPort = Servers.get(Servers.REDIS).split(":");
+        LettuceConnectionFactory factory = new LettuceConnectionFactory(
+                new RedisStandaloneConfiguration(hostPort[0], Integer.parseInt(hostPort[1])));
+        factory.afterPropertiesSet();
+        factory.start();
+        RedisLockRegistry registry = new RedisLockRegistry(factory, "spring-" + type.name().toLowerCase(Locale.ROOT));
+        registry.setRedisLockType(type);
+        return new Contender() {
+            @Override
+            public Lock lock(String name) {
+                return registry.obtain(name);
+            }
+
+            @Override
+            public void close() {
+                registry.destroy();
+                factory.destroy();
+            }
+        };
+    }
+
+    /**
+     * ShedLock's plain-JDBC provider. ShedLock never waits (it skips a task whose lock is taken), so it fits the
+     * uncontended cycle only: here {@code lock()} expects the lock free and fails otherwise.
+     */
+    private static Contender shedLock(String database, String timestamp) throws SQLException {
+        try (Connection connection = connect(database); Statement statement = connection.createStatement()) {
+            statement.execute("create table if not exists shedlock (name varchar(64) not null, lock_until "
+                    + timestamp + " not null, locked_at " + timestamp + " not null, locked_by varchar(255) not null,"
+                    + " primary key (name))");
+        }
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(Servers.get(database + ".url"));
+        config.setUsername(Servers.get(database + ".user"));
+        config.setPassword(Servers.get(database + ".password"));
+        config.setMaximumPoolSize(10);
+        HikariDataSource dataSource = new HikariDataSource(config);
+        JdbcLockProvider provider = new JdbcLockProvider(dataSource);
+        Map<String, SimpleLock> held = new ConcurrentHashMap<>();
+        return new Contender() {
+            @Override
+            public Lock lock(String name) {
+                return new LockAdapter() {
+                    @Override
+                    public void lock() {
+                        // ShedLock's own clock: it truncates to milliseconds, as its SQL comparisons expect
+                        SimpleLock lock = provider.lock(new LockConfiguration(ClockProvider.now(), name,
+                                Duration.ofSeconds(30), Duration.ZERO)).orElseThrow(() -> new IllegalStateException(
+                                        "ShedLock found " + name + " taken; it only fits uncontended scenarios"));
+                        held.put(name, lock);
+                    }
+
+                    @Override
+                    public void unlock() {
+                        held.remove(name).unlock();
+                    }
+                };
+            }
+
+            @Override
+            public void close() {
+                dataSource.close();
+            }
+        };
+    }
+
+    @SuppressWarnings("deprecation") // RedissonRedLock is Redisson's Redlock over independent masters
+    private static Contender redissonRedLock(String[] masters) {
+        RedissonClient[] clients = Arrays.stream(masters).map(master -> Redisson.create(redissonConfig(master)))
+                .toArray(RedissonClient[]::new);
+        Map<String, Lock> locks = new ConcurrentHashMap<>();
+        return new Contender() {
+            @Override
+            public Lock lock(String name) {
+                return locks.computeIfAbsent(name, n -> new RedissonRedLock(Arrays.stream(clients)
+                        .map(c -> c.getLock("redisson:" + n)).toArray(RLock[]::new)));
+            }
+
+            @Override
+            public void close() {
+                for (RedissonClient client : clients) {
+                    client.shutdown(0, 5, TimeUnit.SECONDS);
+                }
+            }
+        };
+    }
+
+    private static CuratorFramework curatorClient() throws InterruptedException {
+        CuratorFramework client = CuratorFrameworkFactory.newClient(Servers.get(Servers.ZOOKEEPER),
+                new ExponentialBackoffRetry(100, 3));
+        client.start();
+        if (!client.blockUntilConnected(30, TimeUnit.SECONDS)) {
+            client.close();
+            throw new IllegalStateException("Curator did not connect to " + Servers.get(Servers.ZOOKEEPER));
+        }
+        return client;
+    }
+
+    private static Contender curator() throws InterruptedException {
+        CuratorFramework client = curatorClient();
+        Map<String, Lock> locks = new ConcurrentHashMap<>();
+        return new Contender() {
+            @Override
+            public Lock lock(String name) {
+                return locks.computeIfAbsent(name, n -> {
+                    InterProcessMutex mutex = new InterProcessMutex(client, "/curator/" + n);
+                    return new LockAdapter() {
+                        @Override
+                        public void lock() {
+                            try {
+                                mutex.acquire();
+                            } catch (Exception e) {
+                                throw new IllegalStateException("Curator acquire of " + n, e);
+                            }
+                        }
+
+                        @Override
+                        public void unlock() {
+                            try {
+                                mutex.release();
+                            } catch (Exception e) {
+                                throw new IllegalStateException("Curator release of " + n, e);
+                            }
+                        }
+                    };
+                });
+            }
+
+            @Override
+            public void close() {
+                client.close();
+            }
+        };
+    }
+
+    private static Contender spring(String database, String schema) throws SQLException, IOException {
+        createSpringTable(database, schema);
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(Servers.get(database + ".url"));
+        config.setUsername(Servers.get(database + ".user"));
+        config.setPassword(Servers.get(database + ".password"));
+        config.setMaximumPoolSize(10);
+        HikariDataSource dataSource = new HikariDataSource(config);
+        DefaultLockRepository repository = new DefaultLockRepository(dataSource);
+        repository.setTransactionManager(new DataSourceTransactionManager(dataSource));
+        repository.afterPropertiesSet();
+        repository.afterSingletonsInstantiated();
+        JdbcLockRegistry registry = new JdbcLockRegistry(repository);
+        return new Contender() {
+            @Override
+            public Lock lock(String name) {
+                return registry.obtain(name);
+            }
+
+            @Override
+            public void close() {
+                repository.close();
+                dataSource.close();
+            }
+        };
+    }
+
+    /** Creates Spring Integration's INT_LOCK table from the DDL its jar ships, unless it exists. */
+    private static void createSpringTable(String database, String schema) throws SQLException, IOException {
+        String ddl;
+        try (InputStream in = DefaultLockRepository.class.getResourceAsStream("/org/springframework/integration/jdbc/"
+                + schema)) {
+            if (in == null) {
+                throw new IllegalStateException("spring-integration-jdbc ships no " + schema);
+            }
+            ddl = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+        String create = Arrays.stream(ddl.split(";"))
+                .filter(statement -> statement.contains("CREATE TABLE INT_LOCK "))
+                .findFirst()
+                .orElseThrow(() -> new IllegalStateException(schema + " has no CREATE TABLE INT_LOCK"));
+        try (Connection connection = connect(database)) {
+            try (var tables = connection.getMetaData().getTables(null, null, "%", new String[] {"TABLE"})) {
+                while (tables.next()) {
+                    if (tables.getString("TABLE_NAME").equalsIgnoreCase("INT_LOCK")) {
+                        return;
+                    }
+                }
+            }
+            try (Statement statement = connection.createStatement()) {
+                statement.execute(create.strip());
+            }
+        }
+    }
+
+    /** Two script round trips on one connection: the least a Redis lock needs (acquire, release). */
+    private static Contender redisFloor() {
+        String[] hostPort = Servers.get(Servers.REDIS).split(":");
+        Jedis jedis = new Jedis(hostPort[0], Integer.parseInt(hostPort[1]));
+        String sha = jedis.scriptLoad("return 1");
+        return new Contender() {
+            @Override
+            public Lock lock(String name) {
+                String key = "floor:" + name;
+                return new LockAdapter() {
+                    @Override
+                    public void lock() {
+                        synchronized (jedis) {
+                            jedis.evalsha(sha, 1, key);
+                        }
+                    }
+
+                    @Override
+                    public void unlock() {
+                        synchronized (jedis) {
+                            jedis.evalsha(sha, 1, key);
+                        }
+                    }
+                };
+            }
+
+            @Override
+            public void close() {
+                jedis.close();
+            }
+        };
+    }
+
+    /** Create an ephemeral sequential node and list its siblings to acquire, delete it to release. */
+    private static Contender zookeeperFloor() throws InterruptedException {
+        CuratorFramework client = curatorClient();
+        Map<String, String> held = new ConcurrentHashMap<>();
+        return new Contender() {
+            @Override
+            public Lock lock(String name) {
+                String parent = "/floor/" + name;
+                return new LockAdapter() {
+                    @Override
+                    public void lock() {
+                        try {
+                            String node = client.create().creatingParentContainersIfNeeded()
+                                    .withMode(CreateMode.EPHEMERAL_SEQUENTIAL).forPath(parent + "/n-");
+                            client.getChildren().forPath(parent);
+                            held.put(name, node);
+                        } catch (Exception e) {
+                            throw new IllegalStateException("floor acquire of " + name, e);
+                        }
+                    }
+
+                    @Override
+                    public void unlock() {
+                        try {
+                            client.delete().forPath(held.remove(name));
+                        } catch (Exception e) {
+                            throw new IllegalStateException("floor release of " + name, e);
+                        }
+                    }
+                };
+            }
+
+            @Override
+            public void close() {
+                client.close();
+            }
+        };
+    }
+
+    /** One UPDATE per acquire and one per release on one bare auto-commit connection. */
+    private static Contender jdbcFloor(String database) throws SQLException {
+        Connection connection = connect(database);
+        try (Statement statement = connection.createStatement()) {
+            statement.execute("create table if not exists bench_floor"
+                    + " (name varchar(255) primary key, owner varchar(64))");
+        }
+        String owner = UUID.randomUUID().toString();
+        PreparedStatement acquire = connection.prepareStatement(
+                "update bench_floor set owner = ? where name = ? and owner is null");
+        PreparedStatement release = connection.prepareStatement(
+                "update bench_floor set owner = null where name = ? and owner = ?");
+        Set<String> rows = ConcurrentHashMap.newKeySet();
+        return new Contender() {
+            @Override
+            public Lock lock(String name) {
+                return new LockAdapter() {
+                    @Override
+                    public void lock() {
+                        try {
+                            synchronized (connection) {
+                                if (rows.add(name)) {
+                                    try (Statement statement = connection.createStatement()) {
+                                        statement.executeUpdate("delete from bench_floor where name = '" + name
+                                                + "'");
+                                        statement.executeUpdate("insert into bench_floor values ('" + name
+                                                + "', null)");
+                                    }
+                                }
+                                acquire.setString(1, owner);
+                                acquire.setString(2, name);
+                                if (acquire.executeUpdate() != 1) {
+                                    throw new IllegalStateException("floor row " + name + " was not free");
+                                }
+                            }
+                        } catch (SQLException e) {
+                            throw new IllegalStateException("floor acquire of " + name, e);
+                        }
+                    }
+
+                    @Override
+                    public void unlock() {
+                        try {
+                            synchronized (connection) {
+                                release.setString(1, name);
+                                release.setString(2, owner);
+                                release.executeUpdate();
+                            }
+                        } catch (SQLException e) {
+                            throw new IllegalStateException("floor release of " + name, e);
+                        }
+                    }
+                };
+            }
+
+            @Override
+            public void close() {
+                try {
+                    connection.close();
+                } catch (SQLException e) {
+                    throw new IllegalStateException("closing the floor's connection", e);
+                }
+            }
+        };
+    }
+}
