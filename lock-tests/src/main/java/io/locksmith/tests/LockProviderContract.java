@@ -26,6 +26,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
@@ -187,9 +188,30 @@ public abstract class LockProviderContract {
     // Lifecycle and the leak check
     // ------------------------------------------------------------------------------------------------------
 
+    private static final Set<Class<?>> WARMED_UP = ConcurrentHashMap.newKeySet();
+
     @BeforeEach
-    final void openScope() {
+    final void openScope() throws Exception {
+        if (WARMED_UP.add(getClass())) {
+            warmUp();
+        }
         scope = new Scope();
+    }
+
+    /**
+     * Runs one lock cycle, with a generous operation timeout, before the first test of a contract class: the
+     * costs of a cold start (class loading, the first connection, a table or parent node created on the server)
+     * are then not charged to the first test's one-second operation timeout on a busy machine.
+     */
+    private void warmUp() throws Exception {
+        Duration generous = Duration.ofSeconds(30);
+        LockOptions options = baseOptions().namespace("warm-up").operationTimeout(generous).build();
+        try (LockProvider provider = newProvider(options)) {
+            DistributedLock lock = provider.getLock("warm-up");
+            assertThat(lock.tryLock(generous.toMillis(), TimeUnit.MILLISECONDS)).as("warm-up: tryLock(30 s) on a free lock before the first test")
+                    .isTrue();
+            lock.unlock();
+        }
     }
 
     @AfterEach
