@@ -205,7 +205,7 @@ public abstract class LockProviderContract {
      */
     private void warmUp() throws Exception {
         Duration generous = Duration.ofSeconds(30);
-        LockOptions options = baseOptions().namespace("warm-up").operationTimeout(generous).build();
+        LockOptions options = baseOptions().namespace("lt-warm-up").operationTimeout(generous).build();
         try (LockProvider provider = newProvider(options)) {
             DistributedLock lock = provider.getLock("warm-up");
             assertThat(lock.tryLock(generous.toMillis(), TimeUnit.MILLISECONDS)).as("warm-up: tryLock(30 s) on a free lock before the first test")
