@@ -1,0 +1,98 @@
+package io.locksmith.tests.torture;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * The runner's live view of one worker's history, read incrementally while the worker runs: which names it holds
+ * now (acquired, not yet releasing), when it last acquired each name, and whether it is operating yet.
+ */
+final class HistoryTail {
+
+    private final Path path;
+    private final long[] lastAcquired;
+    private final Map<Integer, Integer> holding = new HashMap<>();
+    private final StringBuilder partial = new StringBuilder();
+    private long position;
+    private boolean operating;
+
+    HistoryTail(Path path, int names) {
+        this.path = path;
+        this.lastAcquired = new long[names];
+        Arrays.fill(lastAcquired, Long.MIN_VALUE);
+    }
+
+    /** Reads what the worker appended since the last call. */
+    synchronized void update() {
+        if (!Files.exists(path)) {
+            return;
+        }
+        try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
+            long size = channel.size();
+            ByteBuffer buffer = ByteBuffer.allocate(1 << 20);
+            while (position < size) {
+                buffer.clear();
+                int n = channel.read(buffer, position);
+                if (n <= 0) {
+                    break;
+                }
+                position += n;
+                // history lines are ASCII but for exception messages, which are never parsed here
+                partial.append(new String(buffer.array(), 0, n, StandardCharsets.ISO_8859_1));
+                int from = 0;
+                for (int nl = partial.indexOf("\n"); nl >= 0; nl = partial.indexOf("\n", from)) {
+                    apply(partial.substring(from, nl).split("\t", -1));
+                    from = nl + 1;
+                }
+                partial.delete(0, from);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot read " + path, e);
+        }
+    }
+
+    private void apply(String[] f) {
+        switch (f[0]) {
+            case HistoryFile.BUSY, HistoryFile.ERR, HistoryFile.LOST -> operating = true;
+            case HistoryFile.ACQ -> {
+                operating = true;
+                int name = Integer.parseInt(f[2]);
+                holding.put(Integer.parseInt(f[1]), name);
+                lastAcquired[name] = Math.max(lastAcquired[name], Long.parseLong(f[4]));
+            }
+            case HistoryFile.REL -> holding.remove(Integer.parseInt(f[1]));
+            default -> { }
+        }
+    }
+
+    /** Whether the worker has finished at least one lock attempt: it is up and hammering. */
+    synchronized boolean operating() {
+        return operating;
+    }
+
+    /** The indexes of the names the worker holds according to what it has recorded. */
+    synchronized Set<Integer> held() {
+        return new TreeSet<>(holding.values());
+    }
+
+    /** When the worker last acquired {@code name} ({@link System#nanoTime()}), or {@link Long#MIN_VALUE}. */
+    synchronized long lastAcquired(int name) {
+        return lastAcquired[name];
+    }
+
+    /** When the worker last acquired any name, or {@link Long#MIN_VALUE}. */
+    synchronized long lastAcquired() {
+        return Arrays.stream(lastAcquired).max().orElse(Long.MIN_VALUE);
+    }
+}
