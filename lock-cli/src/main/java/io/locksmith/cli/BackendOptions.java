@@ -2,7 +2,16 @@ package io.locksmith.cli;
 
 import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import picocli.CommandLine.Option;
 
 /** The options every subcommand shares: which store, which namespace, how long to wait for it. */
@@ -24,17 +33,79 @@ final class BackendOptions {
             description = "Longest wait for one store operation, ISO-8601 or e.g. 5s, 200ms (default: 5s)")
     String timeout = "5s";
 
+    /** The longest {@code --timeout}: a store that has not answered in a day will not. */
+    static final Duration MAX_TIMEOUT = Duration.ofDays(1);
+
     LockOptions.Builder options() {
-        return LockOptions.builder().namespace(namespace).operationTimeout(Durations.parse("--timeout", timeout));
+        return LockOptions.builder().namespace(namespace)
+                .operationTimeout(Durations.parse("--timeout", timeout, MAX_TIMEOUT));
     }
 
     LockProvider open(LockOptions options) {
         return LockProvider.open(uri, options);
     }
 
-    /** The URI without credentials, for printing. */
+    /**
+     * The URI without credentials, for printing: everything up to the last {@code @} (of the part before the
+     * parameters, for {@code jdbc:} URLs) and {@code password=} parameters become {@code ***}.
+     */
     String shownUri() {
-        return uri.replaceAll("//[^/@]*@", "//***@").replaceAll("(?i)(password=)[^&;]*", "$1***");
+        int from = uri.indexOf("//");
+        if (from < 0) {
+            return hidePasswordParameters(uri);
+        }
+        int end = uri.length();
+        if (uri.regionMatches(true, 0, "jdbc:", 0, 5)) {
+            for (char c : new char[] {'?', ';'}) {
+                int at = uri.indexOf(c, from);
+                if (at >= 0 && at < end) {
+                    end = at;
+                }
+            }
+        }
+        int at = uri.lastIndexOf('@', end - 1);
+        return hidePasswordParameters(at > from ? uri.substring(0, from + 2) + "***" + uri.substring(at) : uri);
+    }
+
+    private static String hidePasswordParameters(String text) {
+        return text.replaceAll("(?i)(password=)[^&;]*", "$1***");
+    }
+
+    /**
+     * The passwords in the URI as given, raw and percent-decoded, longest first: messages from client libraries
+     * are searched for them before they are printed.
+     */
+    List<String> secrets() {
+        Set<String> found = new HashSet<>();
+        int from = uri.indexOf("//");
+        int at = uri.lastIndexOf('@');
+        if (from >= 0 && at > from + 2) {
+            for (String node : uri.substring(from + 2, at).split(",")) {
+                int nodeAt = node.lastIndexOf('@');
+                String credentials = nodeAt < 0 ? node : node.substring(0, nodeAt);
+                int colon = credentials.indexOf(':');
+                if (colon >= 0) {
+                    found.add(credentials.substring(colon + 1));
+                }
+            }
+        }
+        Matcher parameter = Pattern.compile("(?i)password=([^&;]*)").matcher(uri);
+        while (parameter.find()) {
+            found.add(parameter.group(1));
+        }
+        Set<String> forms = new HashSet<>(found);
+        for (String secret : found) {
+            try {
+                forms.add(URLDecoder.decode(secret, StandardCharsets.UTF_8));
+            } catch (IllegalArgumentException notEncoded) {
+                // a bad escape: the raw form is all there is
+            }
+        }
+        // shorter strings would hide ordinary words of a message, and a password that short is no secret
+        forms.removeIf(secret -> secret.length() < 3);
+        List<String> secrets = new ArrayList<>(forms);
+        secrets.sort(Comparator.comparingInt(String::length).reversed());
+        return secrets;
     }
 
     /** Parses the short duration forms people type. */
@@ -42,8 +113,14 @@ final class BackendOptions {
         private Durations() {
         }
 
-        static Duration parse(String option, String text) {
-            return positive(option, text, parseAny(option, text));
+        /** A positive duration of at most {@code max}, or an {@link IllegalArgumentException} naming the option. */
+        static Duration parse(String option, String text, Duration max) {
+            Duration d = positive(option, text, parseAny(option, text));
+            if (d.compareTo(max) > 0) {
+                throw new IllegalArgumentException(option + " must be at most " + max.toString().substring(2)
+                        .toLowerCase(java.util.Locale.ROOT) + "; got '" + text + "'");
+            }
+            return d;
         }
 
         private static Duration parseAny(String option, String text) {

@@ -4,6 +4,7 @@ import io.locksmith.DistributedLock;
 import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
 import java.io.PrintWriter;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -44,6 +45,9 @@ final class DemoCommand implements Callable<Integer> {
 
     @Option(names = "--workers", paramLabel = "W", description = "Workers per instance (default: ${DEFAULT-VALUE})")
     int workers = 4;
+
+    /** The longest {@code --work}: each of the N sales takes it inside the lock. */
+    private static final Duration MAX_WORK = Duration.ofSeconds(10);
 
     @Option(names = "--work", paramLabel = "DURATION",
             description = "Time between reading and writing the stock, inside the lock (default: ${DEFAULT-VALUE})")
@@ -173,8 +177,11 @@ final class DemoCommand implements Callable<Integer> {
         if (t.endsWith("us")) {
             try {
                 long micros = Long.parseLong(t.substring(0, t.length() - 2));
-                if (micros >= 0) {
+                if (micros >= 0 && micros <= MAX_WORK.toNanos() / 1000) {
                     return TimeUnit.MICROSECONDS.toNanos(micros);
+                }
+                if (micros > 0) {
+                    throw new IllegalArgumentException("--work must be at most 10s; got '" + text + "'");
                 }
             } catch (NumberFormatException e) {
                 // falls through
@@ -182,7 +189,7 @@ final class DemoCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--work takes a duration such as 200us, 1ms or PT0.001S; got '" + text
                     + "'");
         }
-        return BackendOptions.Durations.parse("--work", text).toNanos();
+        return BackendOptions.Durations.parse("--work", text, MAX_WORK).toNanos();
     }
 
     /** The shared stock, deliberately unsynchronized: only the lock keeps its read-modify-write safe. */

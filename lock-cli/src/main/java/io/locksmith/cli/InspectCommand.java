@@ -32,7 +32,8 @@ final class InspectCommand implements Callable<Integer> {
             out.printf("lock       %s%n", info.name());
             out.printf("backend    %s (namespace %s)%n", backend.shownUri(), backend.namespace);
             out.printf("state      %s%n", info.isLocked() ? "held" : "free");
-            info.owner().ifPresent(owner -> out.printf("holder     client %s%n", owner));
+            // the owner is whatever the store holds: anyone who may write there may have put control codes in it
+            info.owner().ifPresent(owner -> out.printf("holder     client %s%n", Locksmith.escapeControls(owner)));
             info.acquiredAt().ifPresent(since -> out.printf("since      %s%n", since));
             info.leaseRemaining().ifPresent(left -> out.printf("lease left %s%n", format(left)));
             out.printf("token      %s%n", info.fencingToken().isPresent()

@@ -1,6 +1,7 @@
 package io.locksmith.cli;
 
 import io.locksmith.LockInfo;
+import io.locksmith.LockNames;
 import io.locksmith.LockProvider;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -31,6 +32,7 @@ final class ReleaseCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        LockNames.check(name); // before the name is shown in any message
         if (!force) {
             throw new IllegalArgumentException("refusing to free lock '" + name + "' without --force: its holder "
                     + "may still be working; run 'locksmith inspect' first");
@@ -41,7 +43,7 @@ final class ReleaseCommand implements Callable<Integer> {
             var out = spec.commandLine().getOut();
             if (released) {
                 out.printf("released lock '%s' on %s (was held by client %s, token %s)%n", name, backend.shownUri(),
-                        before.owner().orElse("?"), before.fencingToken().isPresent()
+                        Locksmith.escapeControls(before.owner().orElse("?")), before.fencingToken().isPresent()
                                 ? String.valueOf(before.fencingToken().getAsLong()) : "?");
             } else {
                 out.printf("lock '%s' on %s was not held; nothing to release%n", name, backend.shownUri());

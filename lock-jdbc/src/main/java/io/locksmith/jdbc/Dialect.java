@@ -74,6 +74,11 @@ abstract class Dialect {
 
     // ---------------------------------------------------------------- DDL
 
+    /** Where the DDL script of this dialect ships in the jar. */
+    final String ddlResourcePath() {
+        return "io/locksmith/jdbc/ddl/" + ddlResource + ".sql";
+    }
+
     /** The DDL script shipped in the jar, with {@code ${table}} in place of the table name. */
     final String ddlScript() {
         String path = "ddl/" + ddlResource + ".sql";

@@ -53,6 +53,12 @@ final class HikariPools {
                 if (!url.sets("loginTimeout")) {
                     config.addDataSourceProperty("loginTimeout", seconds);
                 }
+                // The driver connects on a thread of its own that outlives loginTimeout; without a socket timeout
+                // it waits forever for a server that accepted the connection but never answers. Every lock
+                // operation sets its own network timeout on the connection it borrows.
+                if (!url.sets("socketTimeout")) {
+                    config.addDataSourceProperty("socketTimeout", seconds);
+                }
             }
             default -> {
                 // H2 runs in this JVM or over its own TCP protocol without connect options

@@ -42,6 +42,11 @@ public final class JdbcLockProviderFactory implements LockProviderFactory {
             "mariadb", "org.mariadb.jdbc:mariadb-java-client",
             "postgresql", "org.postgresql:postgresql",
             "h2", "com.h2database:h2");
+    private static final Map<String, String> DRIVER_CLASSES = Map.of(
+            "mysql", "com.mysql.cj.jdbc.Driver",
+            "mariadb", "org.mariadb.jdbc.Driver",
+            "postgresql", "org.postgresql.Driver",
+            "h2", "org.h2.Driver");
     private static final String PREFIX = "locksmith.";
     private static final List<String> PARAMETERS = List.of("locksmith.mode", "locksmith.table",
             "locksmith.createTable", "locksmith.poolSize");
@@ -61,6 +66,10 @@ public final class JdbcLockProviderFactory implements LockProviderFactory {
         try {
             DriverManager.getDriver(url.jdbcUrl);
         } catch (SQLException e) {
+            if (driverPresent(url.subScheme)) {
+                throw new IllegalArgumentException("The " + url.subScheme + " JDBC driver does not accept the URL '"
+                        + LockTable.describe(url.jdbcUrl) + "': check its syntax", e);
+            }
             throw new IllegalArgumentException("No JDBC driver on the class path takes '" + LockTable.describe(url.jdbcUrl)
                     + "': add " + DRIVERS.get(url.subScheme), e);
         }
@@ -72,6 +81,61 @@ public final class JdbcLockProviderFactory implements LockProviderFactory {
                     + " JdbcLockProviders.builder(yourDataSource)", e);
         }
         return HikariPools.open(url, options);
+    }
+
+    private static boolean driverPresent(String subScheme) {
+        try {
+            Class.forName(DRIVER_CLASSES.get(subScheme), false, JdbcLockProviderFactory.class.getClassLoader());
+            return true;
+        } catch (ClassNotFoundException | LinkageError e) {
+            return false;
+        }
+    }
+
+    /**
+     * Rejects a port that is not a number from 1 to 65535 before a driver sees it: drivers differ in what they do
+     * with one (refuse the URL, log a warning, or fail every connection attempt until the timeout).
+     */
+    static void checkPorts(String subScheme, String text) {
+        if (subScheme.equals("h2")) {
+            return; // H2 names files and in-memory databases; its TCP form is checked by H2 itself
+        }
+        String rest = text.substring(("jdbc:" + subScheme + ":").length());
+        int slashes = rest.indexOf("//");
+        // "jdbc:mariadb://…" or a MySQL/MariaDB high-availability prefix such as "jdbc:mysql:replication://…"
+        if (slashes < 0 || !rest.substring(0, slashes).matches("([A-Za-z]+:)?")) {
+            return;
+        }
+        String afterSlashes = rest.substring(slashes + 2);
+        int query = afterSlashes.indexOf('?');
+        // user info may hold any character (a password); the hosts start after its last '@'
+        int at = afterSlashes.lastIndexOf('@', query < 0 ? afterSlashes.length() - 1 : query - 1);
+        String hosts = afterSlashes.substring(at + 1);
+        for (char end : new char[] {'/', '?', ';'}) {
+            int cut = hosts.indexOf(end);
+            if (cut >= 0) {
+                hosts = hosts.substring(0, cut);
+            }
+        }
+        for (String host : hosts.split(",", -1)) {
+            if (host.startsWith("address=") || host.startsWith("(")) {
+                continue; // MySQL's key-value host form
+            }
+            String port = null;
+            if (host.startsWith("[")) {
+                int close = host.indexOf(']');
+                if (close >= 0 && host.startsWith(":", close + 1)) {
+                    port = host.substring(close + 2);
+                }
+            } else if (host.lastIndexOf(':') >= 0) {
+                port = host.substring(host.lastIndexOf(':') + 1);
+            }
+            if (port != null && (!port.matches("[0-9]{1,5}") || Integer.parseInt(port) < 1
+                    || Integer.parseInt(port) > 65_535)) {
+                throw new IllegalArgumentException("Invalid JDBC URL '" + LockTable.describe(text)
+                        + "': the port must be a number from 1 to 65535, got '" + port + "'");
+            }
+        }
     }
 
     /** A parsed {@code jdbc:} URI: the driver's URL and Locksmith's parameters. */
@@ -124,6 +188,7 @@ public final class JdbcLockProviderFactory implements LockProviderFactory {
                 throw new IllegalArgumentException("Locksmith's JDBC backend takes jdbc:mysql:, jdbc:mariadb:,"
                         + " jdbc:postgresql: and jdbc:h2: URLs, got '" + LockTable.describe(text) + "'");
             }
+            checkPorts(subScheme, text);
             Map<String, String> params = new TreeMap<>();
             String jdbcUrl = subScheme.equals("h2") ? stripH2(text, params) : stripQuery(text, params);
             for (String key : params.keySet()) {

@@ -8,6 +8,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
+import java.sql.SQLTransientConnectionException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.concurrent.Executor;
@@ -233,7 +234,11 @@ final class LockTable {
             }
         }
         if (failure != null && !tableExists(connection)) {
-            throw failure;
+            throw new SQLException("lock table " + table + " does not exist and could not be created ("
+                    + failure.getMessage() + "); create it as an administrator from the DDL in "
+                    + detected.ddlResourcePath() + " and grant the user SELECT, INSERT, UPDATE and DELETE on it"
+                    + " (see docs/security.md), or let the user create tables", failure.getSQLState(),
+                    failure.getErrorCode(), failure);
         }
         log.info("{}: lock table {} is ready ({})", address, table, detected);
     }
@@ -304,25 +309,39 @@ final class LockTable {
     }
 
     LockBackendException failure(String what, long startNanos, Exception cause) {
+        String hint = "";
         if (cause instanceof SQLException sql) {
             noticeFailure(sql);
+            Dialect d = dialect;
+            if (!createTable && d != null && d.isMissingTable(sql)) {
+                hint = "; the lock table " + table + " (or its " + table + "_token counter) does not exist and"
+                        + " createTable is off: create them from the DDL in " + d.ddlResourcePath();
+            }
         }
         long elapsed = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
         return new LockBackendException(address + " - " + what + " failed after " + elapsed
-                + " ms (operation timeout " + timeout.toMillis() + " ms): " + describe(cause), cause);
+                + " ms (operation timeout " + timeout.toMillis() + " ms): " + describe(cause) + hint, cause);
     }
 
     private static String describe(Exception e) {
-        String message = e.getMessage();
+        String message = e.getMessage() == null ? e.getClass().getName() : e.getMessage();
+        Throwable cause = e.getCause();
+        // A pool's "connection is not available" says nothing of why; the driver's last failure to connect
+        // (refused, wrong password, unknown database) is its cause.
+        if (e instanceof SQLTransientConnectionException && cause != null && cause.getMessage() != null
+                && !message.contains(cause.getMessage())) {
+            message += ": " + cause.getMessage();
+        }
         if (e instanceof SQLException sql && sql.getSQLState() != null) {
             return "[" + sql.getSQLState() + "] " + message;
         }
-        return message == null ? e.getClass().getName() : message;
+        return message;
     }
 
     /** A JDBC URL without credentials or parameters, for messages. */
     static String describe(String jdbcUrl) {
-        String url = jdbcUrl.replaceAll("//[^/@?;]*@", "//");
+        // user info ends at its last '@' before the parameters, whatever characters a password holds
+        String url = jdbcUrl.replaceAll("//[^?;]*@", "//");
         int cut = url.length();
         for (char c : new char[] {'?', ';'}) {
             int at = url.indexOf(c);

@@ -90,6 +90,15 @@ public final class RedisLockProviders {
                 throw new IllegalArgumentException("Invalid Redis URI '" + uri.address() + "': database "
                         + uri.database() + " does not exist on the server (" + e.getMessage() + ")", e);
             }
+            if (problem.contains("wrongpass")) {
+                throw new LockBackendException(uri.address() + " refused the " + (uri.user() == null
+                        ? "password of the default user" : "user name or password") + " given in the URI ("
+                        + e.getMessage() + ")", e);
+            }
+            if (problem.contains("noauth")) {
+                throw new LockBackendException(uri.address() + " requires a password: give it in the URI as"
+                        + " redis://user:password@host or redis://:password@host (" + e.getMessage() + ")", e);
+            }
             throw e;
         }
         return store;

@@ -24,6 +24,12 @@ record RedisUri(boolean tls, String host, int port, int database, String user, S
         if (uri.isOpaque()) {
             throw bad(uri, "expected redis://host:port");
         }
+        if (uri.getRawAuthority() != null && uri.toString().lastIndexOf('@') > uri.toString().indexOf("//") + 1
+                + uri.getRawAuthority().length()) {
+            // checked first: the parts the user info spilled into would otherwise be shown as host or port
+            throw bad(uri, "an '@' follows the host; percent-encode '/', '?', '#' and '@' in the user name and"
+                    + " password");
+        }
         if (uri.getRawQuery() != null) {
             throw bad(uri, "query parameters are not supported");
         }
@@ -103,15 +109,16 @@ record RedisUri(boolean tls, String host, int port, int database, String user, S
         return address();
     }
 
-    /** The URI as text with any credentials replaced by {@code ***}. */
+    /**
+     * The URI as text with any credentials replaced by {@code ***}: everything between {@code //} and the last
+     * {@code @}, so that a password with a character it should have percent-encoded ({@code / ? #}) is hidden
+     * too.
+     */
     static String redact(URI uri) {
         String text = uri.toString();
-        String authority = uri.getRawAuthority();
-        if (authority == null || authority.indexOf('@') < 0) {
-            return text;
-        }
-        String hidden = "***" + authority.substring(authority.lastIndexOf('@'));
-        return text.replace(authority, hidden);
+        int from = text.indexOf("//");
+        int at = text.lastIndexOf('@');
+        return from < 0 || at < from ? text : text.substring(0, from + 2) + "***" + text.substring(at);
     }
 
     private static IllegalArgumentException bad(URI uri, String problem) {

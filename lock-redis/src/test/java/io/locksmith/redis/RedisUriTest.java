@@ -63,6 +63,15 @@ class RedisUriTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageNotContaining("topsecret")
                 .hasMessageContaining("redis://***@h:nope");
+        // a '/', '?' or '#' the password should have percent-encoded ends the authority early: the rest of the
+        // password must not be shown as a port, a path or a query
+        for (String uri : java.util.List.of("redis://app:top/secret@h:6379", "redis://app:top?secret@h",
+                "redis://:top#secret@h", "rediss://app:to:p/se@cret@h/0")) {
+            assertThatThrownBy(() -> parse(uri)).as(uri)
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("percent-encode")
+                    .hasMessageNotContaining("top").hasMessageNotContaining("secret").hasMessageNotContaining("cret");
+        }
     }
 
     private static void assertRejected(String uri, String problem) {

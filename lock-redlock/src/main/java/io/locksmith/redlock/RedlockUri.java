@@ -76,17 +76,27 @@ record RedlockUri(List<RedisNodes.Address> nodes, Duration nodeTimeout) {
         return b.append('/').append(nodes.get(0).database()).toString();
     }
 
-    /** The URI as text with every node's credentials replaced by {@code ***}. */
+    /**
+     * The URI as text with every node's credentials replaced by {@code ***}; if an {@code @} follows the node list
+     * (a password with a character it should have percent-encoded, {@code / ? #}), everything between {@code //}
+     * and the last {@code @}.
+     */
     static String redact(URI uri) {
+        String text = uri.toString();
         String authority = uri.getRawAuthority();
-        if (authority == null || authority.indexOf('@') < 0) {
-            return uri.toString();
+        int from = text.indexOf("//");
+        int at = text.lastIndexOf('@');
+        if (authority == null || from < 0 || at < from + 2 + authority.length()) {
+            if (authority == null || authority.indexOf('@') < 0) {
+                return from < 0 || at < from ? text : text.substring(0, from + 2) + "***" + text.substring(at);
+            }
+            List<String> shown = new ArrayList<>();
+            for (String node : authority.split(",", -1)) {
+                shown.add(hide(node));
+            }
+            return text.replace(authority, String.join(",", shown));
         }
-        List<String> shown = new ArrayList<>();
-        for (String node : authority.split(",", -1)) {
-            shown.add(hide(node));
-        }
-        return uri.toString().replace(authority, String.join(",", shown));
+        return text.substring(0, from + 2) + "***" + text.substring(at);
     }
 
     private static String hide(String node) {

@@ -43,6 +43,10 @@ class RedlockUriTest {
                 .hasMessageContaining("unknown parameter 'timeout'");
         assertThatThrownBy(() -> RedlockUri.parse(URI.create("redlock://h1,h2,h3?nodeTimeout=fast")))
                 .hasMessageContaining("nodeTimeout");
+        // an unencoded '/' in a password ends the node list early; no part of it may show
+        assertThatThrownBy(() -> RedlockUri.parse(URI.create("redlock://a:sec/ret@h1,a:sec/ret@h2,h3")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("percent-encode")
+                .hasMessageNotContaining("sec").hasMessageNotContaining("ret@");
     }
 
     @Test

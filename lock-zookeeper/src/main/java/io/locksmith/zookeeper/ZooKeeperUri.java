@@ -33,6 +33,12 @@ record ZooKeeperUri(String hosts, String chroot, String user, String password, O
         if (uri.isOpaque()) {
             throw bad(uri, "expected zookeeper://host:port");
         }
+        if (uri.getRawAuthority() != null && uri.toString().lastIndexOf('@') > uri.toString().indexOf("//") + 1
+                + uri.getRawAuthority().length()) {
+            // checked first: the parts the user info spilled into would otherwise be shown as host or port
+            throw bad(uri, "an '@' follows the hosts; percent-encode '/', '?', '#' and '@' in the user name and"
+                    + " password");
+        }
         if (uri.getRawFragment() != null) {
             throw bad(uri, "a fragment is not supported");
         }
@@ -163,14 +169,16 @@ record ZooKeeperUri(String hosts, String chroot, String user, String password, O
         return address();
     }
 
-    /** The URI as text with any credentials replaced by {@code ***}. */
+    /**
+     * The URI as text with any credentials replaced by {@code ***}: everything between {@code //} and the last
+     * {@code @}, so that a password with a character it should have percent-encoded ({@code / ? #}) is hidden
+     * too.
+     */
     static String redact(URI uri) {
         String text = uri.toString();
-        String authority = uri.getRawAuthority();
-        if (authority == null || authority.indexOf('@') < 0) {
-            return text;
-        }
-        return text.replace(authority, "***" + authority.substring(authority.lastIndexOf('@')));
+        int from = text.indexOf("//");
+        int at = text.lastIndexOf('@');
+        return from < 0 || at < from ? text : text.substring(0, from + 2) + "***" + text.substring(at);
     }
 
     private static String decode(URI uri, String raw) {

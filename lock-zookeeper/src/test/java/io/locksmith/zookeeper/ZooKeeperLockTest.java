@@ -310,7 +310,8 @@ class ZooKeeperLockTest {
     }
 
     @Test
-    @DisplayName("digest ACL: a client without the credentials can neither delete, change nor join the held node")
+    @DisplayName("digest ACL: a client without the credentials, or with a wrong password, can neither delete, "
+            + "change nor join the held node")
     void aclKeepsOthersOut() throws Exception {
         CuratorFramework owner = client(null, "app:secret");
         LockProvider guarded = ZooKeeperLockProviders.builder(owner).digestAcl("app", "secret")
@@ -318,17 +319,35 @@ class ZooKeeperLockTest {
         opened.add(guarded::close);
         DistributedLock lock = guarded.getLock("guarded");
         lock.lock();
+        long token = lock.fencingToken();
         String node = nodes("guarded").get(0);
         String parent = node.substring(0, node.lastIndexOf('/'));
+        Stat before = admin.checkExists().forPath(node);
+        byte[] data = admin.getData().forPath(node);
 
         CuratorFramework intruder = client(null, null);
-        assertThatThrownBy(() -> intruder.delete().forPath(node)).isInstanceOf(KeeperException.NoAuthException.class);
-        assertThatThrownBy(() -> intruder.setData().forPath(node, "x".getBytes(StandardCharsets.UTF_8)))
-                .isInstanceOf(KeeperException.NoAuthException.class);
-        assertThatThrownBy(() -> intruder.create().forPath(parent + "/intruder"))
-                .isInstanceOf(KeeperException.NoAuthException.class);
-        assertThatThrownBy(() -> intruder.setACL().withACL(ZooDefs.Ids.OPEN_ACL_UNSAFE).forPath(parent))
-                .isInstanceOf(KeeperException.NoAuthException.class);
+        // digest authentication never fails by itself: a wrong password is just another identity
+        CuratorFramework guesser = client(null, "app:not-the-secret");
+        for (CuratorFramework other : List.of(intruder, guesser)) {
+            assertThatThrownBy(() -> other.delete().forPath(node)).isInstanceOf(KeeperException.NoAuthException.class);
+            assertThatThrownBy(() -> other.delete().withVersion(before.getVersion()).forPath(node))
+                    .isInstanceOf(KeeperException.NoAuthException.class);
+            assertThatThrownBy(() -> other.setData().forPath(node, "x".getBytes(StandardCharsets.UTF_8)))
+                    .isInstanceOf(KeeperException.NoAuthException.class);
+            assertThatThrownBy(() -> other.setACL().withACL(ZooDefs.Ids.OPEN_ACL_UNSAFE).forPath(node))
+                    .isInstanceOf(KeeperException.NoAuthException.class);
+            assertThatThrownBy(() -> other.create().forPath(parent + "/intruder"))
+                    .isInstanceOf(KeeperException.NoAuthException.class);
+            assertThatThrownBy(() -> other.setACL().withACL(ZooDefs.Ids.OPEN_ACL_UNSAFE).forPath(parent))
+                    .isInstanceOf(KeeperException.NoAuthException.class);
+        }
+        Stat after = admin.checkExists().forPath(node);
+        assertThat(after.getVersion()).as("data version of the held node after the attempts")
+                .isEqualTo(before.getVersion());
+        assertThat(after.getAversion()).as("ACL version of the held node after the attempts")
+                .isEqualTo(before.getAversion());
+        assertThat(admin.getData().forPath(node)).as("data of the held node after the attempts").isEqualTo(data);
+        assertThat(lock.fencingToken()).isEqualTo(token);
         for (String path : List.of(node, parent, "/" + namespace)) {
             assertThat(describe(owner.getACL().forPath(path))).as("ACL of %s", path)
                     .containsExactlyInAnyOrderElementsOf(describe(ZooKeeperLockProviders.digestAcl("app", "secret")));

@@ -59,5 +59,11 @@ class ZooKeeperUriTest {
         assertThatThrownBy(() -> parse("zookeeper://h?retries=3")).hasMessageContaining("unknown parameter 'retries'");
         assertThatThrownBy(() -> parse("zookeeper://:pw@h")).hasMessageContaining("user:password@");
         assertThatThrownBy(() -> parse("redis://h")).hasMessageContaining("scheme");
+        // an unencoded '/' or '?' in the password ends the authority early; no part of it may show as host or port
+        for (String uri : java.util.List.of("zookeeper://u:hun/ter2@h:2181/x", "zookeeper://u:hun?ter2@h")) {
+            assertThatThrownBy(() -> parse(uri)).as(uri).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("percent-encode").hasMessageNotContaining("hun")
+                    .hasMessageNotContaining("ter2");
+        }
     }
 }
