@@ -76,7 +76,8 @@ class JdbcBackendTest {
         return LockOptions.builder()
                 .namespace(namespace)
                 .leaseTime(Duration.ofSeconds(2))
-                .operationTimeout(Duration.ofSeconds(1))
+                // 2 s: a provider's first connection (driver and H2 start-up) must fit on a busy machine
+                .operationTimeout(Duration.ofSeconds(2))
                 .retryBackoff(Duration.ofMillis(5), Duration.ofMillis(100));
     }
 

@@ -193,7 +193,8 @@ class JdbcInspectTest {
         LockProvider app = provider(target, mode);
         LockProvider operator = provider(target, mode);
         DistributedLock lock = app.getLock("short");
-        Duration lease = Duration.ofMillis(500);
+        // long enough that the first inspect surely comes before the end of the lease on a busy machine
+        Duration lease = Duration.ofSeconds(2);
         assertThat(lock.tryLock(Duration.ZERO, lease)).isTrue();
         long token = lock.fencingToken();
         assertThat(operator.inspect("short").isLocked()).isTrue();
