@@ -199,14 +199,18 @@ public final class StoreLockProvider implements LockProvider {
             boolean interruptible, long leaseNanos, boolean renewable, boolean[] interrupted, boolean[] waited)
             throws InterruptedException {
         String name = entry.name;
-        Duration lease = Duration.ofNanos(leaseNanos);
-        Backoff backoff = new Backoff(options.minBackoff().toNanos(), options.maxBackoff().toNanos());
+        // the usual lease and store wait are the options' own Durations: an uncontended cycle allocates neither
+        Duration lease = leaseNanos == options.leaseTime().toNanos() ? options.leaseTime()
+                : Duration.ofNanos(leaseNanos);
+        Backoff backoff = null;
         boolean pushed = false;
         while (true) {
             checkOpen();
             long attemptStart = time.nanoTime();
             long remaining = timed ? deadline - attemptStart : Long.MAX_VALUE;
-            Duration storeWait = Duration.ofNanos(Math.max(0, Math.min(remaining, options.operationTimeout().toNanos())));
+            long operationTimeout = options.operationTimeout().toNanos();
+            Duration storeWait = remaining >= operationTimeout ? options.operationTimeout()
+                    : Duration.ofNanos(Math.max(0, remaining));
             entry.signal.drainPermits();
             Acquisition outcome;
             try {
@@ -261,6 +265,9 @@ public final class StoreLockProvider implements LockProvider {
                 }
             }
             long holderLeft = outcome.retryAfter().map(Duration::toNanos).orElse(options.leaseTime().toNanos());
+            if (backoff == null) {
+                backoff = new Backoff(options.minBackoff().toNanos(), options.maxBackoff().toNanos());
+            }
             long pause = pushed ? holderLeft : Math.min(backoff.next(), Math.max(holderLeft, 0));
             pause = Math.max(TimeUnit.MILLISECONDS.toNanos(1), Math.min(pause, remaining));
             try {

@@ -32,7 +32,12 @@ import redis.clients.jedis.Jedis;
  * {@code --subjects A,B} [each scenario's own list],
  * {@code --renewal-locks N} [10000], {@code --renewal-periods N} [5], {@code --label TEXT} ["full run" with
  * these defaults, "preliminary: shortened run" otherwise],
- * {@code --command TEXT} [scripts/bench]. Times are JMH's ({@code 5s}, {@code 100ms}).
+ * {@code --command TEXT} [scripts/bench], {@code --prof PROFILER} [none; a JMH profiler such as {@code gc},
+ * {@code jfr} or {@code stack}, for finding where a subject spends its time]. Times are JMH's ({@code 5s},
+ * {@code 100ms}).
+ *
+ * <p>{@code --paired A,B,… [ROUNDS [CYCLES]]} instead starts the servers and interleaves the uncontended cycles of the
+ * given subjects in this JVM ({@link Paired}; defaults 30 rounds of 1000 cycles), for a machine too busy for JMH.
  */
 public final class BenchMain {
 
@@ -41,13 +46,21 @@ public final class BenchMain {
 
     /** Runs the benchmarks; exits non-zero if any benchmark fails. */
     public static void main(String[] args) throws Exception {
+        if (args.length > 1 && args[0].equals("--paired")) {
+            try (Servers servers = Servers.start()) {
+                System.out.print(Paired.run(args[1].split(","), args.length > 2 ? Integer.parseInt(args[2]) : 30,
+                        args.length > 3 ? Integer.parseInt(args[3]) : 1000));
+            }
+            System.exit(0);
+            return;
+        }
         Settings settings;
         try {
             settings = Settings.parse(args);
         } catch (IllegalArgumentException e) {
             System.err.println(e.getMessage() + "\nOptions: --out DIR, --forks N, --warmup N, --warmup-time T,"
                     + " --iterations N, --time T, --include REGEX, --subjects A,B, --renewal-locks N,"
-                    + " --renewal-periods N, --label TEXT (see docs/benchmarks.md)");
+                    + " --renewal-periods N, --label TEXT, --prof PROFILER (see docs/benchmarks.md)");
             System.exit(2);
             return;
         }
@@ -58,7 +71,8 @@ public final class BenchMain {
 
     /** What one run does. */
     record Settings(Path out, int forks, int warmup, String warmupTime, int iterations, String time, String include,
-                    String subjects, int renewalLocks, int renewalPeriods, String label, String command) {
+                    String subjects, int renewalLocks, int renewalPeriods, String label, String command,
+                    String prof) {
 
         static Settings parse(String... args) {
             Map<String, String> given = new LinkedHashMap<>();
@@ -79,21 +93,22 @@ public final class BenchMain {
                     Integer.parseInt(given.getOrDefault("renewal-locks", "10000")),
                     Integer.parseInt(given.getOrDefault("renewal-periods", "5")),
                     given.getOrDefault("label", null),
-                    given.getOrDefault("command", "scripts/bench"));
+                    given.getOrDefault("command", "scripts/bench"),
+                    given.getOrDefault("prof", ""));
             if (settings.label() == null) {
                 boolean full = settings.forks() == 1 && settings.warmup() == 2 && settings.warmupTime().equals("5s")
                         && settings.iterations() == 3 && settings.time().equals("5s")
                         && settings.include().equals(".*Benchmark.*") && settings.subjects().isEmpty()
                         && settings.renewalLocks() == 10_000
-                        && settings.renewalPeriods() >= 5;
+                        && settings.renewalPeriods() >= 5 && settings.prof().isEmpty();
                 settings = new Settings(settings.out(), settings.forks(), settings.warmup(), settings.warmupTime(),
                         settings.iterations(), settings.time(), settings.include(), settings.subjects(),
                         settings.renewalLocks(),
                         settings.renewalPeriods(), full ? "full run" : "preliminary: shortened run",
-                        settings.command());
+                        settings.command(), settings.prof());
             }
             List<String> known = List.of("out", "forks", "warmup", "warmup-time", "iterations", "time", "include",
-                    "subjects", "renewal-locks", "renewal-periods", "label", "command");
+                    "subjects", "renewal-locks", "renewal-periods", "label", "command", "prof");
             given.keySet().stream().filter(k -> !known.contains(k)).findFirst().ifPresent(k -> {
                 throw new IllegalArgumentException("Unknown option --" + k + "; known: " + known);
             });
@@ -121,6 +136,14 @@ public final class BenchMain {
                     .jvmArgsAppend(servers.jvmArgs().toArray(String[]::new));
             if (!settings.subjects().isEmpty()) {
                 options.param("subject", settings.subjects().split(","));
+            }
+            if (!settings.prof().isEmpty()) {
+                int colon = settings.prof().indexOf(':');
+                if (colon < 0) {
+                    options.addProfiler(settings.prof());
+                } else {
+                    options.addProfiler(settings.prof().substring(0, colon), settings.prof().substring(colon + 1));
+                }
             }
             Collection<RunResult> results;
             try {

@@ -22,8 +22,8 @@ public class CycleBenchmark {
 
     @Param({"local-locksmith",
             "redis-locksmith", "redis-redisson", "redis-redisson-fenced", "redis-spring-pubsub", "redis-spring-spin",
-            "redis-floor",
-            "redlock-locksmith", "redlock-redisson",
+            "redis-floor", "redis-floor-scripts",
+            "redlock-locksmith", "redlock-redisson", "redlock-floor",
             "zookeeper-locksmith", "zookeeper-curator", "zookeeper-floor",
             "mariadb-locksmith", "mariadb-spring", "mariadb-shedlock", "mariadb-floor",
             "postgres-locksmith", "postgres-spring", "postgres-shedlock", "postgres-floor"})

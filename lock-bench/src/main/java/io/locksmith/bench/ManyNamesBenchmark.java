@@ -29,8 +29,8 @@ public class ManyNamesBenchmark {
     @State(Scope.Benchmark)
     public static class Contenders {
 
-        // local-locksmith is left out: 8 threads over 4 local:// providers stall (see docs/benchmarks.md)
-        @Param({"redis-locksmith", "redis-redisson", "redis-redisson-fenced",
+        @Param({"local-locksmith",
+                "redis-locksmith", "redis-redisson", "redis-redisson-fenced",
                 "redis-spring-pubsub", "redis-spring-spin",
                 "redlock-locksmith", "redlock-redisson",
                 "zookeeper-locksmith", "zookeeper-curator",

@@ -43,11 +43,28 @@ public final class Report {
 
     static void write(Path out) throws IOException {
         Path raw = out.resolve("benchmarks");
-        JsonArray jmh = JsonParser.parseString(Files.readString(raw.resolve("jmh.json"))).getAsJsonArray();
+        JsonArray jmh = JsonParser.parseString(jmhJson(raw)).getAsJsonArray();
         JsonObject run = JsonParser.parseString(Files.readString(raw.resolve("run.json"))).getAsJsonObject();
         JsonArray renewal = JsonParser.parseString(Files.readString(raw.resolve("renewal.json"))).getAsJsonArray();
         JsonArray commands = JsonParser.parseString(Files.readString(raw.resolve("commands.json"))).getAsJsonArray();
-        Files.writeString(out.resolve("benchmarks.md"), render(jmh, run, renewal, commands));
+        // where the run's figures are explained (profiles, causes, bounds): written by hand, kept across runs
+        Path analysis = raw.resolve("analysis.md");
+        String page = render(jmh, run, renewal, commands);
+        if (Files.exists(analysis)) {
+            page = page + "\n" + Files.readString(analysis);
+        }
+        Files.writeString(out.resolve("benchmarks.md"), page);
+    }
+
+    /** {@code jmh.json}, or {@code jmh.json.gz} as the repository keeps it. */
+    private static String jmhJson(Path raw) throws IOException {
+        Path plain = raw.resolve("jmh.json");
+        if (Files.exists(plain)) {
+            return Files.readString(plain);
+        }
+        try (var in = new java.util.zip.GZIPInputStream(Files.newInputStream(raw.resolve("jmh.json.gz")))) {
+            return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        }
     }
 
     /** One subject's result in one scenario. */
@@ -207,9 +224,14 @@ public final class Report {
                 + " JMH (defaults: 1 fork, warmup 2 × 5 s, measurement 3 × 5 s; `--forks`, `--warmup`,"
                 + " `--warmup-time`, `--iterations`, `--time`, `--include` change them), measures renewal at scale,"
                 + " and writes this page from the raw results kept beside it in"
-                + " [benchmarks/](benchmarks/) (`jmh.json`, `run.json`, `renewal.json`, `commands.json`). The page"
+                + " [benchmarks/](benchmarks/) (`jmh.json`, stored gzipped here as `jmh.json.gz` to keep the"
+                + " repository small, `run.json`, `renewal.json`, `commands.json`), followed"
+                + " by `analysis.md` from there, written by hand. The page"
                 + " alone is regenerated from those with\n`java -cp \"lock-bench/target/classes:$(cat"
-                + " lock-bench/target/classpath.txt)\" io.locksmith.bench.Report docs`.\n\nThe smoke form, one"
+                + " lock-bench/target/classpath.txt)\" io.locksmith.bench.Report docs`. `--prof PROFILER` adds a"
+                + " JMH profiler to a run (`gc`, or `jfr` for a flight recording per benchmark); `--paired A,B,…"
+                + " [ROUNDS [CYCLES]]` interleaves the uncontended cycles of some subjects in one JVM instead, for"
+                + " a machine too busy for one subject after the other.\n\nThe smoke form, one"
                 + " 100 ms iteration of every benchmark without forking plus a small renewal run, runs in"
                 + " `mvn verify` (`BenchmarkSmokeTest`, about 50 s) and fails the build if a benchmark throws; it"
                 + " asserts nothing about speed.\n");
@@ -226,6 +248,19 @@ public final class Report {
         String many = SCENARIOS.get(3)[0];
         ratioTarget(md, runs, "Redis uncontended cycle ≥ 0.9× the floor", cycle, "redis-locksmith", "redis-floor",
                 0.9);
+        Row protocol = row(runs, cycle, "redis-floor-scripts");
+        Row trivial = row(runs, cycle, "redis-floor");
+        if (protocol != null && trivial != null) {
+            double bound = protocol.opsPerSecond() / trivial.opsPerSecond();
+            md.append("| … the bound the protocol sets: Locksmith's own two scripts on one bare connection"
+                    + " (`redis-floor-scripts`, no client machinery at all) against the floor | ")
+                    .append(num(protocol.opsPerSecond())).append(" against ").append(num(trivial.opsPerSecond()))
+                    .append(" ops/s: ").append(ratio(bound)).append(" | ")
+                    .append(bound >= 0.9 ? "0.9× is within reach" : "**0.9× is out of reach** of any client of"
+                            + " these scripts on this machine").append(" |\n");
+            ratioTarget(md, runs, "… Redis uncontended cycle against that protocol floor (what the client side"
+                    + " adds)", cycle, "redis-locksmith", "redis-floor-scripts", 0.9);
+        }
         ratioTarget(md, runs, "Redis uncontended cycle faster than Redisson `RLock`", cycle, "redis-locksmith",
                 "redis-redisson", 1.0);
         Row reenter = row(runs, reentrant, "redis-locksmith");
@@ -289,6 +324,25 @@ public final class Report {
                     .append(" µs on one node: ").append(ratio(slower)).append(" | ")
                     .append(slower <= 1.5 ? "yes" : "**no**").append(" |\n");
         }
+        Row fanOut = row(runs, cycle, "redlock-floor");
+        Row oneNode = row(runs, cycle, "redis-floor");
+        if (fanOut != null && oneNode != null) {
+            double bound = fanOut.meanMicros() / oneNode.meanMicros();
+            md.append("| … the bound this machine sets: one thread writing a trivial script call to all five masters"
+                    + " before reading their answers (`redlock-floor`) against one master (`redis-floor`) | ")
+                    .append(num(fanOut.meanMicros())).append(" µs against ").append(num(oneNode.meanMicros()))
+                    .append(" µs: ").append(ratio(bound)).append(" | ").append(bound <= 1.5 ? "within reach"
+                            : "**out of reach** of any client here: every master's share of the work needs CPU,"
+                            + " and the machine's cores (see Machine) serve five servers and the client")
+                    .append(" |\n");
+            if (redlock != null) {
+                double over = redlock.meanMicros() / fanOut.meanMicros();
+                md.append("| … Redlock cycle against that fan-out floor (what Locksmith adds) | ")
+                        .append(num(redlock.meanMicros())).append(" µs against ").append(num(fanOut.meanMicros()))
+                        .append(" µs: ").append(ratio(over)).append(" | ").append(over <= 1.5 ? "yes" : "**no**")
+                        .append(" |\n");
+            }
+        }
         return md.toString();
     }
 
@@ -328,14 +382,16 @@ public final class Report {
                 + " `INT_LOCK` table from the jar's DDL, 100 ms between tries) |\n"
                 + "| `*-shedlock` | ShedLock `JdbcLockProvider` (plain JDBC): it never waits, so cycle only |\n"
                 + "| `redis-floor` | bare Jedis: two `EVALSHA` of a trivial loaded script on one connection |\n"
+                + "| `redis-floor-scripts` | bare Jedis: Locksmith's own acquire and release scripts, as its Redis"
+                + " backend calls them, on one connection: the protocol's floor |\n"
+                + "| `redlock-floor` | bare Jedis, one connection per master: a trivial loaded script call written to"
+                + " all five masters before reading the five answers, once to acquire and once to release |\n"
                 + "| `zookeeper-floor` | bare Curator: `create(EPHEMERAL_SEQUENTIAL)` + `getChildren` to acquire,"
                 + " `delete` to release |\n"
                 + "| `*-floor` (JDBC) | one `UPDATE` to acquire and one to release on one bare auto-commit"
                 + " connection |\n"
-                + "| `local-locksmith` | the in-JVM `local://` store: the machinery's own cost, no network. Cycle and"
-                + " reentrant only: with 8 threads over 4 `local://` providers on one name, a 2 s iteration stalled"
-                + " (every thread waiting in `lock()` for over 2 minutes), so it is left out of the 8-thread"
-                + " scenarios until that is fixed |\n";
+                + "| `local-locksmith` | the in-JVM `local://` store: the machinery's own cost, no network (its 4"
+                + " contenders are 4 providers on one in-JVM server) |\n";
     }
 
     private static List<String[]> orderedStores() {

@@ -15,6 +15,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -43,6 +44,8 @@ import org.springframework.integration.jdbc.lock.JdbcLockRegistry;
 import org.springframework.integration.redis.util.RedisLockRegistry;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import redis.clients.jedis.Jedis;
+import redis.clients.jedis.Protocol;
+import redis.clients.jedis.util.SafeEncoder;
 
 /**
  * The subjects under test, by the name used as the JMH {@code subject} parameter: {@code <store>-<library>}, where
@@ -55,8 +58,8 @@ final class Subjects {
     static final Map<String, String[]> BY_STORE = Map.of(
             "local", new String[] {"local-locksmith"},
             "redis", new String[] {"redis-locksmith", "redis-redisson", "redis-redisson-fenced", "redis-spring-pubsub",
-                "redis-spring-spin", "redis-floor"},
-            "redlock", new String[] {"redlock-locksmith", "redlock-redisson"},
+                "redis-spring-spin", "redis-floor", "redis-floor-scripts"},
+            "redlock", new String[] {"redlock-locksmith", "redlock-redisson", "redlock-floor"},
             "zookeeper", new String[] {"zookeeper-locksmith", "zookeeper-curator", "zookeeper-floor"},
             "mariadb", new String[] {"mariadb-locksmith", "mariadb-spring", "mariadb-shedlock", "mariadb-floor"},
             "postgres", new String[] {"postgres-locksmith", "postgres-spring", "postgres-shedlock", "postgres-floor"});
@@ -87,6 +90,8 @@ final class Subjects {
             case "mariadb-spring" -> spring(Servers.MARIADB, "schema-mysql.sql");
             case "postgres-spring" -> spring(Servers.POSTGRES, "schema-postgresql.sql");
             case "redis-floor" -> redisFloor();
+            case "redis-floor-scripts" -> redisScriptsFloor();
+            case "redlock-floor" -> redlockFloor(Servers.get(Servers.REDLOCK).split(","));
             case "zookeeper-floor" -> zookeeperFloor();
             case "mariadb-floor" -> jdbcFloor(Servers.MARIADB);
             case "postgres-floor" -> jdbcFloor(Servers.POSTGRES);
@@ -372,6 +377,108 @@ final class Subjects {
             @Override
             public void close() {
                 jedis.close();
+            }
+        };
+    }
+
+    /**
+     * The protocol's own floor: Locksmith's acquire and release scripts, as the Redis backend calls them, on one
+     * bare connection. Against {@code redis-floor} it shows what the scripts' work in the server adds to a round
+     * trip; against {@code redis-locksmith}, what the client side adds.
+     */
+    private static Contender redisScriptsFloor() {
+        String[] hostPort = Servers.get(Servers.REDIS).split(":");
+        Jedis jedis = new Jedis(hostPort[0], Integer.parseInt(hostPort[1]));
+        String acquire = jedis.scriptLoad(io.locksmith.redis.BenchScripts.acquire());
+        String release = jedis.scriptLoad(io.locksmith.redis.BenchScripts.release());
+        String owner = UUID.randomUUID().toString().replace("-", "");
+        String lease = "30000";
+        long[] attempts = {0};
+        return new Contender() {
+            @Override
+            public Lock lock(String name) {
+                List<String> keys = io.locksmith.redis.BenchScripts.keys("floor-scripts", name);
+                List<String> acquireKeys = keys.subList(0, 3);
+                List<String> releaseKeys = keys.subList(0, 1);
+                String[] attempt = {""};
+                return new LockAdapter() {
+                    @Override
+                    public void lock() {
+                        synchronized (jedis) {
+                            attempt[0] = Long.toString(++attempts[0]);
+                            Object token = jedis.evalsha(acquire, acquireKeys, List.of(owner, lease, attempt[0]));
+                            if (!(token instanceof Long t) || t <= 0) {
+                                throw new IllegalStateException("floor lock " + name + " was not free: " + token);
+                            }
+                        }
+                    }
+
+                    @Override
+                    public void unlock() {
+                        synchronized (jedis) {
+                            jedis.evalsha(release, releaseKeys, List.of(owner, attempt[0], keys.get(3)));
+                        }
+                    }
+                };
+            }
+
+            @Override
+            public void close() {
+                jedis.close();
+            }
+        };
+    }
+
+    /**
+     * The floor of a parallel fan-out to the Redlock masters: one thread writes a trivial loaded script call to
+     * each master's connection, then reads the answers, to acquire and again to release. Against
+     * {@code redis-floor} it shows what talking to five servers at once costs on this machine whatever the
+     * client does; against {@code redlock-locksmith}, what Locksmith adds.
+     */
+    private static Contender redlockFloor(String[] masters) {
+        redis.clients.jedis.Connection[] connections = new redis.clients.jedis.Connection[masters.length];
+        String sha = null;
+        for (int i = 0; i < masters.length; i++) {
+            String[] hostPort = masters[i].split(":");
+            connections[i] = new redis.clients.jedis.Connection(hostPort[0], Integer.parseInt(hostPort[1]));
+            connections[i].sendCommand(Protocol.Command.SCRIPT, "LOAD", "return 1");
+            sha = SafeEncoder.encode((byte[]) connections[i].getOne());
+        }
+        String script = sha;
+        Runnable round = () -> {
+            for (redis.clients.jedis.Connection connection : connections) {
+                connection.sendCommand(Protocol.Command.EVALSHA, script, "1", "floor:redlock");
+                connection.getMany(0); // flushes without reading: every call is on the wire before any answer
+            }
+            for (redis.clients.jedis.Connection connection : connections) {
+                connection.getOne();
+            }
+        };
+        return new Contender() {
+            @Override
+            public Lock lock(String name) {
+                return new LockAdapter() {
+                    @Override
+                    public void lock() {
+                        synchronized (connections) {
+                            round.run();
+                        }
+                    }
+
+                    @Override
+                    public void unlock() {
+                        synchronized (connections) {
+                            round.run();
+                        }
+                    }
+                };
+            }
+
+            @Override
+            public void close() {
+                for (redis.clients.jedis.Connection connection : connections) {
+                    connection.close();
+                }
             }
         };
     }

@@ -39,17 +39,32 @@ final class RedisKeys {
 
     /** The fencing counter of {@code name}, in the lock's slot. */
     String fence(String name) {
-        return lock(name) + FENCE_SUFFIX;
+        return fenceOf(lock(name));
     }
 
     /** The set of cancelled acquisition attempts of {@code name}, in the lock's slot. */
     String cancelled(String name) {
-        return lock(name) + CANCELLED_SUFFIX;
+        return cancelledOf(lock(name));
     }
 
     /** The channel a release of {@code name} publishes on, in the lock's slot. */
     String channel(String name) {
-        return lock(name) + CHANNEL_SUFFIX;
+        return channelOf(lock(name));
+    }
+
+    /** The fencing counter beside the lock hash {@code lock} (from {@link #lock}). */
+    static String fenceOf(String lock) {
+        return lock + FENCE_SUFFIX;
+    }
+
+    /** The set of cancelled acquisition attempts beside the lock hash {@code lock}. */
+    static String cancelledOf(String lock) {
+        return lock + CANCELLED_SUFFIX;
+    }
+
+    /** The channel of the lock hash {@code lock}. */
+    static String channelOf(String lock) {
+        return lock + CHANNEL_SUFFIX;
     }
 
     /** A {@code SCAN MATCH} pattern for every lock hash of this namespace. */

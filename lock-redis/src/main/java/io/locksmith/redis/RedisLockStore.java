@@ -4,6 +4,7 @@ import io.locksmith.LockBackendException;
 import io.locksmith.LockInfo;
 import io.locksmith.LockOptions;
 import io.locksmith.redis.RedisScripts.Script;
+import io.locksmith.redis.internal.RedisNodes;
 import io.locksmith.spi.Acquisition;
 import io.locksmith.spi.LockStore;
 import java.net.ConnectException;
@@ -22,11 +23,17 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import redis.clients.jedis.CommandObject;
+import redis.clients.jedis.CommandObjects;
+import redis.clients.jedis.Connection;
+import redis.clients.jedis.JedisPooled;
+import redis.clients.jedis.RedisClient;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisException;
 import redis.clients.jedis.exceptions.JedisNoScriptException;
 import redis.clients.jedis.util.JedisClusterCRC16;
+import redis.clients.jedis.util.Pool;
 
 /**
  * The Redis {@link LockStore}: one hash per lock, a fencing counter beside it, Lua scripts called by SHA and
@@ -45,8 +52,12 @@ import redis.clients.jedis.util.JedisClusterCRC16;
  * {@link RedisScripts}). A call that timed out or failed slowly is not repeated, so every call returns within
  * about one operation timeout. An acquisition whose answer was lost is cancelled in the background until
  * the server confirms it, so a hold that the server granted after its client gave up does not linger.
+ *
+ * <p>Over a pooled single-server client, acquisitions and releases can also be pipelined
+ * ({@link RedisNodes.Pipelining}): sent on a connection borrowed from the client's pool and answered later on the
+ * caller's thread, so that Redlock waits for all its servers at once without a thread per server.
  */
-final class RedisLockStore implements LockStore {
+final class RedisLockStore implements LockStore, RedisNodes.Pipelining {
 
     private static final Logger log = LoggerFactory.getLogger(RedisLockStore.class);
     private static final long CANCEL_MEMORY_MILLIS = 60_000;
@@ -67,6 +78,9 @@ final class RedisLockStore implements LockStore {
     private final Runnable onConnectionFailure;
     private final AutoCloseable owned;
     private final AtomicLong attempts = new AtomicLong();
+    /** The client's connection pool, for pipelined calls; null if it has none (or is a cluster client). */
+    private final Pool<Connection> pool;
+    private final CommandObjects commandObjects = new CommandObjects();
     /** The attempt behind each hold of this store's owner, as far as this store knows. */
     private final Map<String, Hold> holds = new ConcurrentHashMap<>();
     private final Canceller canceller = new Canceller();
@@ -92,6 +106,21 @@ final class RedisLockStore implements LockStore {
         this.wakeups = new RedisWakeups(jedis, address, operationTimeout);
         this.onConnectionFailure = onConnectionFailure;
         this.owned = owned;
+        this.pool = cluster ? null : poolOf(jedis);
+    }
+
+    private static Pool<Connection> poolOf(UnifiedJedis jedis) {
+        try {
+            if (jedis instanceof RedisClient client) {
+                return client.getPool();
+            }
+            if (jedis instanceof JedisPooled client) {
+                return client.getPool();
+            }
+        } catch (ClassCastException notPooled) {
+            // a client over a connection provider of its own: calls are not pipelined
+        }
+        return null;
     }
 
     /**
@@ -101,7 +130,7 @@ final class RedisLockStore implements LockStore {
     void loadScripts() {
         for (Script script : List.of(RedisScripts.ACQUIRE, RedisScripts.RELEASE, RedisScripts.RENEW,
                 RedisScripts.CANCEL)) {
-            String sha = run("load the " + script.name + " script", () -> jedis.scriptLoad(script.text)).value;
+            String sha = run("load the " + script.name + " script", null, () -> jedis.scriptLoad(script.text)).value;
             if (!script.sha.equalsIgnoreCase(sha)) {
                 throw new LockBackendException(address + " - loading the " + script.name
                         + " script returned SHA " + sha + ", expected " + script.sha);
@@ -124,10 +153,11 @@ final class RedisLockStore implements LockStore {
     public Acquisition tryAcquire(String name, String owner, Duration lease, Duration wait) {
         long attempt = attempts.incrementAndGet();
         long leaseMillis = leaseMillis(lease);
+        String lock = keys.lock(name);
         Reply<Object> reply;
         try {
-            reply = eval("acquire lock '" + name + "'", RedisScripts.ACQUIRE,
-                    List.of(keys.lock(name), keys.fence(name), keys.cancelled(name)),
+            reply = eval("acquire", name, RedisScripts.ACQUIRE,
+                    List.of(lock, RedisKeys.fenceOf(lock), RedisKeys.cancelledOf(lock)),
                     List.of(owner, Long.toString(leaseMillis), Long.toString(attempt)));
         } catch (Failed e) {
             if (e.mayHaveRun) {
@@ -135,7 +165,11 @@ final class RedisLockStore implements LockStore {
             }
             throw e;
         }
-        long answer = asLong(reply.value, "acquire");
+        return acquired(name, attempt, lease, reply.value);
+    }
+
+    private Acquisition acquired(String name, long attempt, Duration lease, Object reply) {
+        long answer = asLong(reply, "acquire");
         if (answer > 0) {
             holds.put(name, new Hold(attempt, System.nanoTime() + lease.toNanos()));
             sweepIfLarge();
@@ -149,13 +183,148 @@ final class RedisLockStore implements LockStore {
         Hold hold = holds.get(name);
         String attempt = hold == null ? "" : Long.toString(hold.attempt);
         // On failure the hold stays known, so that a retried unlock() releases the same attempt.
-        Reply<Object> reply = eval("release lock '" + name + "'", RedisScripts.RELEASE, List.of(keys.lock(name)),
-                wakeUp(name, owner, attempt));
+        String lock = keys.lock(name);
+        Reply<Object> reply = eval("release", name, RedisScripts.RELEASE, List.of(lock),
+                wakeUp(lock, owner, attempt));
+        return released(name, hold, reply);
+    }
+
+    private boolean released(String name, Hold hold, Reply<Object> reply) {
         if (hold != null) {
             holds.remove(name, hold);
         }
         // An attempt whose answer was lost and a repeat that finds nothing: the first one released it.
         return asLong(reply.value, "release") == 1 || reply.afterLostAnswer;
+    }
+
+    // ---------------------------------------------------------------- pipelined calls
+
+    @Override
+    public boolean canPipeline() {
+        return pool != null;
+    }
+
+    @Override
+    public RedisNodes.Pending<Acquisition> sendAcquire(String name, String owner, Duration lease) {
+        long attempt = attempts.incrementAndGet();
+        long leaseMillis = leaseMillis(lease);
+        String lock = keys.lock(name);
+        Sent sent = send("acquire", name, RedisScripts.ACQUIRE,
+                List.of(lock, RedisKeys.fenceOf(lock), RedisKeys.cancelledOf(lock)),
+                List.of(owner, Long.toString(leaseMillis), Long.toString(attempt)));
+        return deadline -> {
+            Reply<Object> reply;
+            try {
+                reply = sent.await(deadline);
+            } catch (Failed e) {
+                if (e.mayHaveRun) {
+                    canceller.add(new Cancel(name, owner, attempt, Math.max(CANCEL_MEMORY_MILLIS, 2 * leaseMillis)));
+                }
+                throw e;
+            }
+            return acquired(name, attempt, lease, reply.value);
+        };
+    }
+
+    @Override
+    public RedisNodes.Pending<Boolean> sendRelease(String name, String owner) {
+        Hold hold = holds.get(name);
+        String attempt = hold == null ? "" : Long.toString(hold.attempt);
+        String lock = keys.lock(name);
+        Sent sent = send("release", name, RedisScripts.RELEASE, List.of(lock), wakeUp(lock, owner, attempt));
+        return deadline -> released(name, hold, sent.await(deadline));
+    }
+
+    /** Sends a script call on a connection borrowed from the pool; a failure to send shows when awaited. */
+    private Sent send(String action, String name, Script script, List<String> keyList, List<String> args) {
+        Sent sent = new Sent(action, name, script, keyList, args);
+        try {
+            sent.connection = pool.getResource();
+        } catch (JedisException e) {
+            sent.failure = e; // no connection could be had: nothing was sent
+            return sent;
+        }
+        try {
+            sent.connection.sendCommand(sent.command.getArguments());
+            sent.connection.getMany(0); // flushes, reads nothing
+            sent.maybeSent = true;
+        } catch (JedisConnectionException e) {
+            sent.failure = e;
+            sent.maybeSent = !causedBy(e, ConnectException.class);
+            sent.connection.close();
+            sent.connection = null;
+        }
+        return sent;
+    }
+
+    /** A script call on the wire and the connection its answer comes on. */
+    private final class Sent {
+        final String action;
+        final String name;
+        final Script script;
+        final List<String> keyList;
+        final List<String> args;
+        final CommandObject<Object> command;
+        final long start = System.nanoTime();
+        Connection connection;
+        JedisException failure;
+        /** Whether the server may have got the call. */
+        boolean maybeSent;
+
+        Sent(String action, String name, Script script, List<String> keyList, List<String> args) {
+            this.action = action;
+            this.name = name;
+            this.script = script;
+            this.keyList = keyList;
+            this.args = args;
+            this.command = commandObjects.evalsha(script.sha, keyList, args);
+        }
+
+        /**
+         * Reads the answer until {@code deadline}. As in {@link #run}: a connection that broke at once is stale,
+         * and the call is repeated (blocking, on a fresh connection); a server that lost the script gets it again.
+         */
+        Reply<Object> await(long deadline) {
+            if (connection != null) {
+                try {
+                    long left = deadline - System.nanoTime();
+                    connection.setSoTimeout((int) Math.max(1, Math.min(Integer.MAX_VALUE,
+                            TimeUnit.NANOSECONDS.toMillis(left + 999_999))));
+                    Object raw = connection.getOne();
+                    connection.rollbackTimeout();
+                    return new Reply<>(command.getBuilder().build(raw), false);
+                } catch (JedisNoScriptException e) {
+                    connection.rollbackTimeout();
+                    return eval(action, name, script, keyList, args);
+                } catch (JedisConnectionException e) {
+                    failure = e;
+                } catch (JedisException e) {
+                    // the server answered with an error: nothing ran
+                    connection.rollbackTimeout();
+                    throw new Failed(address + " - " + what(action, name) + " failed: " + describe(e), e, false);
+                } finally {
+                    connection.close(); // back to the pool, or destroyed if broken
+                    connection = null;
+                }
+            }
+            if (!(failure instanceof JedisConnectionException broken)) {
+                // no connection could be had from the pool (exhausted): nothing was sent
+                throw new Failed(address + " - " + what(action, name) + " failed: " + describe(failure), failure,
+                        false);
+            }
+            onConnectionFailure.run();
+            boolean fast = System.nanoTime() - start < timeoutNanos / 4;
+            if (!fast || closed || causedBy(broken, SocketTimeoutException.class)) {
+                throw new Failed(address + " - " + what(action, name) + " failed: " + describe(broken), broken,
+                        maybeSent);
+            }
+            try {
+                Reply<Object> again = eval(action, name, script, keyList, args);
+                return maybeSent ? new Reply<>(again.value, true) : again;
+            } catch (Failed e) {
+                throw maybeSent && !e.mayHaveRun ? new Failed(e.getMessage(), e.getCause(), true) : e;
+            }
+        }
     }
 
     @Override
@@ -178,7 +347,7 @@ final class RedisLockStore implements LockStore {
                 hashes.add(keys.lock(name));
                 args.add(hold == null ? "" : Long.toString(hold.attempt));
             }
-            Object reply = eval("renew " + group.size() + " lock(s)", RedisScripts.RENEW, hashes, args).value;
+            Object reply = eval("renew " + group.size() + " lock(s)", null, RedisScripts.RENEW, hashes, args).value;
             if (!(reply instanceof List<?> positions)) {
                 throw unexpected("renew", reply);
             }
@@ -221,12 +390,12 @@ final class RedisLockStore implements LockStore {
     @Override
     public boolean isLocked(String name) {
         String lock = keys.lock(name);
-        return run("check lock '" + name + "'", () -> jedis.exists(lock)).value;
+        return run("check", name, () -> jedis.exists(lock)).value;
     }
 
     @Override
     public LockInfo inspect(String name) {
-        Object reply = eval("inspect lock '" + name + "'", RedisScripts.INSPECT,
+        Object reply = eval("inspect", name, RedisScripts.INSPECT,
                 List.of(keys.lock(name), keys.fence(name)), List.of()).value;
         if (!(reply instanceof List<?> parts) || parts.size() != 3) {
             throw unexpected("inspect", reply);
@@ -245,8 +414,9 @@ final class RedisLockStore implements LockStore {
 
     @Override
     public boolean forceRelease(String name) {
-        Object reply = eval("force the release of lock '" + name + "'", RedisScripts.FORCE_RELEASE,
-                List.of(keys.lock(name)), wakeUp(name)).value;
+        String lock = keys.lock(name);
+        Object reply = eval("force the release of", name, RedisScripts.FORCE_RELEASE, List.of(lock),
+                wakeUp(lock)).value;
         return asLong(reply, "force-release") == 1;
     }
 
@@ -288,17 +458,16 @@ final class RedisLockStore implements LockStore {
     }
 
     /**
-     * The arguments of a script that publishes a wake-up for {@code name}: {@code first}, then the lock's
-     * channel, then {@link RedisScripts#SHARDED} if the script is to use {@code SPUBLISH}.
+     * The arguments of a script that publishes a wake-up for the lock whose hash is {@code lock}: {@code first},
+     * then the lock's channel, then {@link RedisScripts#SHARDED} if the script is to use {@code SPUBLISH}.
      */
-    private List<String> wakeUp(String name, String... first) {
-        List<String> args = new ArrayList<>(first.length + 2);
-        args.addAll(List.of(first));
-        args.add(keys.channel(name));
+    private List<String> wakeUp(String lock, String... first) {
+        String[] args = java.util.Arrays.copyOf(first, first.length + (sharded ? 2 : 1));
+        args[first.length] = RedisKeys.channelOf(lock);
         if (sharded) {
-            args.add(RedisScripts.SHARDED);
+            args[first.length + 1] = RedisScripts.SHARDED;
         }
-        return args;
+        return List.of(args);
     }
 
     /** How many lost acquisitions still wait to be cancelled; for tests. */
@@ -318,9 +487,12 @@ final class RedisLockStore implements LockStore {
 
     // ---------------------------------------------------------------- calls
 
-    /** Runs a script by SHA; if the server lost it, loads it on the key's node and runs it again. */
-    private Reply<Object> eval(String what, Script script, List<String> keyList, List<String> args) {
-        return run(what, () -> {
+    /**
+     * Runs a script by SHA; if the server lost it, loads it on the key's node and runs it again. {@code action}
+     * and {@code name} say what it does, for the message of a failure (see {@link #run}).
+     */
+    private Reply<Object> eval(String action, String name, Script script, List<String> keyList, List<String> args) {
+        return run(action, name, () -> {
             try {
                 return jedis.evalsha(script.sha, keyList, args);
             } catch (JedisNoScriptException e) {
@@ -333,9 +505,12 @@ final class RedisLockStore implements LockStore {
     /**
      * Runs a command, repeating it on a fresh connection after a broken connection that did not time out.
      *
+     * @param action what the command does, such as {@code acquire}
+     * @param name the lock it does it to, or null; the failure message says {@code <action> lock '<name>'},
+     *     built only when the command fails
      * @throws Failed naming the server, and whether the command may have run
      */
-    private <T> Reply<T> run(String what, Supplier<T> command) {
+    private <T> Reply<T> run(String action, String name, Supplier<T> command) {
         long start = System.nanoTime();
         boolean lostAnswer = false;
         for (boolean retried = false; ; retried = true) {
@@ -348,13 +523,19 @@ final class RedisLockStore implements LockStore {
                 // (a timeout, a server that is slow to refuse) is reported, so the call stays within its bound.
                 boolean fast = System.nanoTime() - start < timeoutNanos / 4;
                 if (retried || !fast || closed || causedBy(e, SocketTimeoutException.class)) {
-                    throw new Failed(address + " - " + what + " failed: " + describe(e), e, lostAnswer);
+                    throw new Failed(address + " - " + what(action, name) + " failed: " + describe(e), e,
+                            lostAnswer);
                 }
             } catch (JedisException e) {
                 // The server answered with an error, or no connection could be had: nothing ran.
-                throw new Failed(address + " - " + what + " failed: " + describe(e), e, lostAnswer);
+                throw new Failed(address + " - " + what(action, name) + " failed: " + describe(e), e,
+                        lostAnswer);
             }
         }
+    }
+
+    private static String what(String action, String name) {
+        return name == null ? action : action + " lock '" + name + "'";
     }
 
     private static boolean causedBy(Throwable e, Class<? extends Throwable> type) {
@@ -484,9 +665,10 @@ final class RedisLockStore implements LockStore {
 
         private boolean cancel(Cancel c) {
             try {
-                eval("cancel an unanswered acquisition of lock '" + c.name + "'", RedisScripts.CANCEL,
-                        List.of(keys.lock(c.name), keys.cancelled(c.name)),
-                        wakeUp(c.name, c.owner, Long.toString(c.attempt), Long.toString(c.memoryMillis)));
+                String lock = keys.lock(c.name);
+                eval("cancel an unanswered acquisition of", c.name, RedisScripts.CANCEL,
+                        List.of(lock, RedisKeys.cancelledOf(lock)),
+                        wakeUp(lock, c.owner, Long.toString(c.attempt), Long.toString(c.memoryMillis)));
                 return true;
             } catch (LockBackendException e) {
                 log.debug("{}: will retry: {}", address, e.getMessage());

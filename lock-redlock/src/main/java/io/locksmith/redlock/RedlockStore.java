@@ -8,16 +8,19 @@ import io.locksmith.spi.LockStore;
 import io.locksmith.spi.StoreEvents;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.StringJoiner;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -25,6 +28,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
+import java.util.function.IntFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import redis.clients.jedis.UnifiedJedis;
@@ -36,7 +40,9 @@ import redis.clients.jedis.UnifiedJedis;
  * <p>The algorithm (redis.io "Distributed locks with Redis"), for one attempt with lease {@code L}:
  * <ol>
  *   <li>read the time source ({@code start}), then send the acquire script with the same owner value (the
- *       provider's client id) to every node at once, on a small executor shared by the provider;</li>
+ *       provider's client id) to every node at once: pipelined from the caller's thread (each node's call is
+ *       written to its own connection before any answer is read) when every node's client has a connection
+ *       pool, otherwise on a small executor shared by the provider;</li>
  *   <li>wait for the answers at most the per-node timeout, much smaller than {@code L}; a node that did not
  *       answer by then counts as a no;</li>
  *   <li>read the time source again ({@code end}); the attempt succeeded only if at least {@code N/2+1} nodes
@@ -72,6 +78,8 @@ final class RedlockStore implements LockStore {
             """;
 
     private final List<Node> nodes;
+    /** Each node's pipelined calls, or null unless every node can pipeline. */
+    private final RedisNodes.Pipelining[] pipelines;
     private final int quorum;
     private final String address;
     private final String namespace;
@@ -82,6 +90,10 @@ final class RedlockStore implements LockStore {
     private final AutoCloseable owned;
     /** Validity of each hold, guarded by {@code this}. */
     private final Map<String, Validity.Hold> holds = new HashMap<>();
+    /** The planned look at the holds' validity, guarded by {@code this}; null if none is planned. */
+    private ScheduledFuture<?> validityCheck;
+    /** When (time source nanos) {@link #validityCheck} comes, guarded by {@code this}. */
+    private long nextValidityCheck;
     /** Acquisitions of a current hold that had not answered when it was granted, per node. */
     private final Map<String, CompletableFuture<?>[]> unanswered = new ConcurrentHashMap<>();
     private final AtomicLong attempts = new AtomicLong();
@@ -100,6 +112,11 @@ final class RedlockStore implements LockStore {
     RedlockStore(List<Node> nodes, String address, String namespace, Duration nodeTimeout, Duration retryDelay,
             TimeSource time, AutoCloseable owned) {
         this.nodes = List.copyOf(nodes);
+        RedisNodes.Pipelining[] pipelining = new RedisNodes.Pipelining[this.nodes.size()];
+        for (int i = 0; i < pipelining.length; i++) {
+            pipelining[i] = RedisNodes.pipelining(this.nodes.get(i).store());
+        }
+        this.pipelines = Arrays.stream(pipelining).allMatch(Objects::nonNull) ? pipelining : null;
         this.quorum = Validity.quorum(nodes.size());
         this.address = address;
         this.namespace = namespace;
@@ -135,7 +152,9 @@ final class RedlockStore implements LockStore {
         attempts.incrementAndGet();
         long leaseNanos = lease.toNanos();
         long start = time.nanoTime();
-        Round<Acquisition> round = fanOut(null, i -> nodes.get(i).store().tryAcquire(name, owner, lease, Duration.ZERO));
+        Round<Acquisition> round = pipelines != null
+                ? pipelined(i -> pipelines[i].sendAcquire(name, owner, lease))
+                : fanOut(null, i -> nodes.get(i).store().tryAcquire(name, owner, lease, Duration.ZERO));
         List<Integer> granted = new ArrayList<>();
         long maxToken = 0;
         long minBusy = Long.MAX_VALUE;
@@ -253,6 +272,9 @@ final class RedlockStore implements LockStore {
      */
     private Round<Boolean> releaseEverywhere(String name, String owner, Round<Acquisition> after) {
         CompletableFuture<?>[] pending = after != null ? after.futures() : unanswered.remove(name);
+        if (pipelines != null && (pending == null || Arrays.stream(pending).allMatch(CompletableFuture::isDone))) {
+            return pipelined(i -> pipelines[i].sendRelease(name, owner));
+        }
         return fanOut(pending, i -> nodes.get(i).store().release(name, owner));
     }
 
@@ -264,6 +286,14 @@ final class RedlockStore implements LockStore {
             return Set.of();
         }
         long leaseNanos = lease.toNanos();
+        // The holds this round is about: a name released (and perhaps taken again) while the round is out is
+        // none of its business, whatever the nodes answer, and must not be given up on their word.
+        Map<String, Validity.Hold> renewed = new HashMap<>();
+        synchronized (this) {
+            for (String name : names) {
+                renewed.put(name, holds.get(name));
+            }
+        }
         long start = time.nanoTime();
         Round<Set<String>> round = fanOut(null, i -> nodes.get(i).store().renew(names, owner, lease));
         long end = time.nanoTime();
@@ -281,23 +311,34 @@ final class RedlockStore implements LockStore {
         }
         long newValidUntil = Validity.validUntil(leaseNanos, start);
         Set<String> lost = new HashSet<>();
+        List<String> givenUp = new ArrayList<>();
         synchronized (this) {
             for (String name : names) {
                 Validity.Hold hold = holds.get(name);
+                if (hold != renewed.get(name)) {
+                    continue;
+                }
+                if (hold == null) {
+                    // not held here: gone, but nothing to give up (the machinery may be taking it again right now,
+                    // and a release on every node would take that new hold away)
+                    lost.add(name);
+                    continue;
+                }
                 boolean confirmed = confirmations.getOrDefault(name, 0) >= quorum;
                 // counts only if the quorum answered while the hold was still valid, with validity left over
-                if (hold != null && confirmed && end - hold.validUntil < 0 && end - newValidUntil < 0) {
+                if (confirmed && end - hold.validUntil < 0 && end - newValidUntil < 0) {
                     hold.validUntil = newValidUntil;
                 } else {
                     lost.add(name);
+                    givenUp.add(name);
                     holds.remove(name);
                 }
             }
         }
-        if (!lost.isEmpty()) {
+        if (!givenUp.isEmpty()) {
             log.warn("Redlock on {}: renewal of {} lock(s) not confirmed by a quorum of {} within their validity; "
-                    + "giving them up: {}", address, lost.size(), quorum, round.problems());
-            for (String name : lost) {
+                    + "giving them up: {}", address, givenUp.size(), quorum, round.problems());
+            for (String name : givenUp) {
                 releaseEverywhere(name, owner, null);
             }
         }
@@ -396,44 +437,98 @@ final class RedlockStore implements LockStore {
         } else {
             unanswered.remove(name);
         }
-        scheduleValidityCheck(name, hold);
+        planValidityCheck(hold.validUntil);
     }
 
     private synchronized void forget(String name) {
         holds.remove(name);
     }
 
-    private void scheduleValidityCheck(String name, Validity.Hold hold) {
-        long delay = hold.validUntil - time.nanoTime();
+    /*
+     * One timer task looks at the holds when the earliest validity may end, instead of a task per hold: a task
+     * per acquisition would leave a task behind for every released hold and wake a thread for each of them
+     * when its validity would have ended. A hold makes sure that a check comes no later than its validity end;
+     * the check reports what has ended and plans the next check for the earliest validity left.
+     */
+
+    /** Makes sure that the holds are looked at no later than {@code at} (time source nanos). */
+    private synchronized void planValidityCheck(long at) {
+        if (validityCheck != null && nextValidityCheck - at <= 0) {
+            return;
+        }
+        if (validityCheck != null) {
+            validityCheck.cancel(false);
+        }
         try {
-            executor.schedule(() -> checkValidity(name, hold), Math.max(0, delay), TimeUnit.NANOSECONDS);
+            validityCheck = executor.schedule(this::checkValidities, Math.max(0, at - time.nanoTime()),
+                    TimeUnit.NANOSECONDS);
+            nextValidityCheck = at;
         } catch (RejectedExecutionException closed) {
-            // the provider is closing and releases its holds
+            validityCheck = null; // the provider is closing and releases its holds
         }
     }
 
     /**
-     * Reports a hold whose validity ended without a quorum renewing it. Runs under the monitor that
-     * {@link #record} needs, so the machinery cannot have a newer hold of the name while this one is reported.
+     * Reports the holds whose validity ended without a quorum renewing them, and plans the next check. Runs
+     * under the monitor that {@link #record} needs, so the machinery cannot have a newer hold of a name while
+     * the old one is reported.
      */
-    private void checkValidity(String name, Validity.Hold hold) {
-        synchronized (this) {
-            if (holds.get(name) != hold) {
-                return;
+    private synchronized void checkValidities() {
+        validityCheck = null;
+        long now = time.nanoTime();
+        boolean more = false;
+        long next = 0;
+        for (var it = holds.entrySet().iterator(); it.hasNext(); ) {
+            Map.Entry<String, Validity.Hold> entry = it.next();
+            long end = entry.getValue().validUntil;
+            if (now - end < 0) {
+                next = more && next - end <= 0 ? next : end;
+                more = true;
+                continue;
             }
-            if (time.nanoTime() - hold.validUntil < 0) {
-                scheduleValidityCheck(name, hold);
-                return;
-            }
-            holds.remove(name);
+            it.remove();
             StoreEvents sink = events;
             if (sink != null) {
-                sink.holdLost(name, "its Redlock validity ended without a quorum renewing it");
+                sink.holdLost(entry.getKey(), "its Redlock validity ended without a quorum renewing it");
             }
+        }
+        if (more) {
+            planValidityCheck(next);
         }
     }
 
     // ---------------------------------------------------------------- fan-out
+
+    /*
+     * Pipelined rounds: the caller's thread writes each node's call to that node's connection, then reads the
+     * answers in turn until the per-node timeout, so the round lasts as long as its slowest node. Handing each
+     * call to an executor thread instead costs two thread handoffs per node and round, which on a small or busy
+     * machine outweigh the round trips themselves (and can delay a call past the per-node timeout before it is
+     * even sent). A node that does not answer in time counts as a no; an acquisition on it whose answer was
+     * lost is cancelled by that node's store by its attempt id (see lock-redis), so that, should it run after the
+     * release that follows, it is undone or does nothing.
+     */
+
+    /** Sends {@code send}'s call to every node, then waits at most the per-node timeout for the answers. */
+    private <T> Round<T> pipelined(IntFunction<RedisNodes.Pending<T>> send) {
+        int n = nodes.size();
+        @SuppressWarnings("unchecked")
+        RedisNodes.Pending<T>[] sent = new RedisNodes.Pending[n];
+        for (int i = 0; i < n; i++) {
+            sent[i] = send.apply(i);
+        }
+        long deadline = System.nanoTime() + nodeTimeoutNanos;
+        @SuppressWarnings("unchecked")
+        CompletableFuture<T>[] answers = new CompletableFuture[n];
+        for (int i = 0; i < n; i++) {
+            try {
+                answers[i] = CompletableFuture.completedFuture(sent[i].await(deadline));
+            } catch (RuntimeException e) {
+                answers[i] = CompletableFuture.failedFuture(e);
+            }
+        }
+        return new Round<>(answers);
+    }
 
     /**
      * Runs {@code op} on every node at once and waits at most the per-node timeout for the answers. A node

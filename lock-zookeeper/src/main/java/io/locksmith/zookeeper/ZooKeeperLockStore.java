@@ -51,16 +51,16 @@ import org.slf4j.LoggerFactory;
  * container parent; the node with the lowest sequence number holds the lock, every other node waits for its
  * predecessor.
  *
- * <p><b>Acquire.</b> The first attempt creates the provider's node (protected, so that a connection loss
- * during the create leaves no unknown node behind) and lists the parent's children: create + getChildren, the
- * same two round trips as Curator's {@code InterProcessMutex}. The create answers with the node's {@link Stat},
- * whose creation zxid is the fencing token: zxids grow with every write to the ensemble, so a later holder's
- * node always has a larger one, even after the container parent was reaped and recreated and sequence numbers
- * started again from zero. If the node is not the lowest, the store watches only its predecessor (no herd) and
- * answers busy; the next attempt lists the children again with the node it already has, so the provider keeps
- * its place in the queue. An attempt with a zero wait is the caller's last: a node that is not the lowest is
- * deleted at once. A provider's nodes carry its client id, so nodes left over from a create whose answer never
- * arrived are recognised and deleted.
+ * <p><b>Acquire.</b> The first attempt creates the provider's node (protected, so that a connection loss during the
+ * create leaves no unknown node behind) and lists the parent's children: create + getChildren, the same two requests
+ * as Curator's {@code InterProcessMutex}, but the listing is sent right behind the create, so the caller waits for
+ * one round trip instead of two (see {@code createAndList}). The create answers with the node's {@link Stat}, whose
+ * creation zxid is the fencing token: zxids grow with every write to the ensemble, so a later holder's node always
+ * has a larger one, even after the container parent was reaped and recreated and sequence numbers started again from
+ * zero. If the node is not the lowest, the store watches only its predecessor (no herd) and answers busy; the next
+ * attempt lists the children again with the node it already has, so the provider keeps its place in the queue. An
+ * attempt with a zero wait is the caller's last: a node that is not the lowest is deleted at once. A provider's
+ * nodes carry its client id, so nodes left over from a create whose answer never arrived are recognised and deleted.
  *
  * <p><b>State machine of a node</b> (transitions under the node's monitor): WAITING → HELD when it is the lowest;
  * WAITING → ABANDONED when its waiter gives up, through {@link #abandon} or when the machinery closes the name's
@@ -105,6 +105,11 @@ final class ZooKeeperLockStore implements LockStore {
     private volatile StoreEvents events;
     /** Whether the server takes read-only multi requests; cleared on the first one it refuses. */
     private volatile boolean multiRead = true;
+    private final Object expiryLock = new Object();
+    /** The planned look at the held nodes' leases, guarded by {@link #expiryLock}; null if none is planned. */
+    private ScheduledFuture<?> expiryCheck;
+    /** When (time source nanos) {@link #expiryCheck} comes, guarded by {@link #expiryLock}. */
+    private long nextExpiryCheck;
     /** Counts SUSPENDED periods, so that a timer knows whether the period it was set for has ended. */
     private long suspendedEpoch;
     private ScheduledFuture<?> suspendedTimer;
@@ -157,13 +162,19 @@ final class ZooKeeperLockStore implements LockStore {
         try {
             boolean fresh;
             while (true) {
+                List<String> children;
                 if (node == null) {
-                    node = create(name, owner, deadline);
+                    CreatedAndListed first = createAndList(name, owner, parent, deadline);
+                    node = first.node();
                     fresh = true;
+                    // A listing sent behind the create shows the node, unless Curator had to create the parent
+                    // first (the listing then ran before the node existed): list again.
+                    children = first.children() != null && first.children().contains(node.child)
+                            ? first.children() : children(parent, deadline);
                 } else {
                     fresh = false;
+                    children = children(parent, deadline);
                 }
-                List<String> children = children(parent, deadline);
                 if (!children.contains(node.child)) {
                     // Gone with an expired session, deleted by an operator, or abandoned meanwhile.
                     forget(node);
@@ -222,23 +233,60 @@ final class ZooKeeperLockStore implements LockStore {
         }
     }
 
-    private Node create(String name, String owner, long deadline) {
+    /** A new node and, if its listing could be sent behind the create, the parent's children after it. */
+    private record CreatedAndListed(Node node, List<String> children) {
+    }
+
+    /**
+     * Creates a node and lists the parent's children without waiting for the create's answer in between: a
+     * session's requests are answered in the order they were sent, so the listing sees the new node, and the
+     * two requests cost one round trip of waiting instead of two. The listing's answer is null if it could not
+     * be sent or did not succeed (the parent did not exist yet, for instance); the caller lists again then.
+     */
+    private CreatedAndListed createAndList(String name, String owner, String parent, long deadline) {
+        CompletableFuture<CuratorEvent> created = startCreate(name, owner);
+        CompletableFuture<CuratorEvent> listed;
+        try {
+            listed = launch(callback -> client.getChildren().inBackground(callback).forPath(parent), null);
+        } catch (Exception e) {
+            listed = null;
+        }
+        Node node = created(name, awaitAnswer(created, "create a lock node under " + parent, deadline));
+        if (listed == null) {
+            return new CreatedAndListed(node, null);
+        }
+        try {
+            CuratorEvent listing = awaitAnswer(listed, "list the lock nodes of " + parent, deadline);
+            boolean ok = listing.getResultCode() == KeeperException.Code.OK.intValue();
+            return new CreatedAndListed(node, ok ? listing.getChildren() : null);
+        } catch (LockBackendException e) {
+            // the node is known now: the caller's own listing fails the same way and gives the node up
+            return new CreatedAndListed(node, null);
+        }
+    }
+
+    private CompletableFuture<CuratorEvent> startCreate(String name, String owner) {
         String prefix = paths.nodePrefix(name, owner);
-        CuratorEvent event = await("create a lock node under " + paths.parent(name), deadline,
-                callback -> {
-                    var builder = client.create().creatingParentContainersIfNeeded().withProtection()
-                            .withMode(CreateMode.EPHEMERAL_SEQUENTIAL);
-                    if (acl != null) {
-                        builder.withACL(acl, true).inBackground(callback).forPath(prefix, NO_DATA);
-                    } else {
-                        builder.inBackground(callback).forPath(prefix, NO_DATA);
-                    }
-                },
-                late -> {
-                    if (late.getResultCode() == KeeperException.Code.OK.intValue()) {
-                        discard(late.getName());
-                    }
-                });
+        try {
+            return launch(callback -> {
+                var builder = client.create().creatingParentContainersIfNeeded().withProtection()
+                        .withMode(CreateMode.EPHEMERAL_SEQUENTIAL);
+                if (acl != null) {
+                    builder.withACL(acl, true).inBackground(callback).forPath(prefix, NO_DATA);
+                } else {
+                    builder.inBackground(callback).forPath(prefix, NO_DATA);
+                }
+            }, late -> {
+                if (late.getResultCode() == KeeperException.Code.OK.intValue()) {
+                    discard(late.getName());
+                }
+            });
+        } catch (Exception e) {
+            throw failure("could not create a lock node under " + paths.parent(name), e);
+        }
+    }
+
+    private Node created(String name, CuratorEvent event) {
         check(event, "create a lock node under " + paths.parent(name));
         Stat stat = event.getStat();
         if (stat == null) {
@@ -281,7 +329,6 @@ final class ZooKeeperLockStore implements LockStore {
         if (node == null || !node.startRelease()) {
             return false;
         }
-        cancelExpiry(node);
         long deadline = System.nanoTime() + timeoutNanos;
         // Guaranteed: should the answer get lost, Curator keeps deleting in the background until it succeeds.
         boolean succeeded = false;
@@ -575,35 +622,60 @@ final class ZooKeeperLockStore implements LockStore {
 
     // ---------------------------------------------------------------- leases
 
+    /*
+     * One timer task looks at the held nodes when the earliest lease may end, instead of a task per hold: a
+     * task per acquisition would wake the timer thread at every acquisition (the new task is the earliest), a
+     * thread handoff that costs an uncontended cycle more than a fast round trip on a small machine. A hold
+     * makes sure that a check comes no later than its lease end; the check expires what has ended and plans
+     * the next check for the earliest lease left, so renewed and released holds cost nothing until then.
+     */
+
     private void scheduleExpiry(Node node) {
-        long delay = node.leaseEnd() - time.nanoTime();
-        try {
-            ScheduledFuture<?> future = timers.schedule(() -> expire(node), Math.max(0, delay), TimeUnit.NANOSECONDS);
-            node.setExpiry(future);
-        } catch (RejectedExecutionException closing) {
-            // closing: every node goes with the store
-        }
+        planExpiryCheck(node.leaseEnd());
     }
 
-    private void expire(Node node) {
-        if (nodes.get(node.name) != node) {
-            return;
-        }
-        if (!node.expire(time.nanoTime())) {
-            if (node.isHeld()) {
-                scheduleExpiry(node); // renewed meanwhile, or a time source slower than the timer's clock
+    /** Makes sure that the held nodes are looked at no later than {@code at} (time source nanos). */
+    private void planExpiryCheck(long at) {
+        synchronized (expiryLock) {
+            if (expiryCheck != null && nextExpiryCheck - at <= 0) {
+                return;
             }
-            return;
+            if (expiryCheck != null) {
+                expiryCheck.cancel(false);
+            }
+            try {
+                expiryCheck = timers.schedule(this::checkExpiries, Math.max(0, at - time.nanoTime()),
+                        TimeUnit.NANOSECONDS);
+                nextExpiryCheck = at;
+            } catch (RejectedExecutionException closing) {
+                expiryCheck = null; // closing: every node goes with the store
+            }
         }
-        log.debug("Lock '{}' on {}: lease ended without renewal, deleting {}", node.name, address, node.path);
-        forget(node);
-        discard(node.path);
     }
 
-    private void cancelExpiry(Node node) {
-        ScheduledFuture<?> expiry = node.setExpiry(null);
-        if (expiry != null) {
-            expiry.cancel(false);
+    /** Deletes the held nodes whose lease has ended, and plans the next check for the earliest lease left. */
+    private void checkExpiries() {
+        synchronized (expiryLock) {
+            expiryCheck = null;
+        }
+        long now = time.nanoTime();
+        boolean more = false;
+        long next = 0;
+        for (Node node : nodes.values()) {
+            if (node.expire(now)) {
+                log.debug("Lock '{}' on {}: lease ended without renewal, deleting {}", node.name, address,
+                        node.path);
+                forget(node);
+                discard(node.path);
+            } else if (node.isHeld()) {
+                // renewed meanwhile, or a time source slower than the timer's clock
+                long end = node.leaseEnd();
+                next = more && next - end <= 0 ? next : end;
+                more = true;
+            }
+        }
+        if (more) {
+            planExpiryCheck(next);
         }
     }
 
@@ -728,7 +800,6 @@ final class ZooKeeperLockStore implements LockStore {
 
     private void forget(Node node) {
         nodes.remove(node.name, node);
-        cancelExpiry(node);
     }
 
     private void deleteWithin(Node node, long deadline, String why) {
@@ -784,17 +855,25 @@ final class ZooKeeperLockStore implements LockStore {
      * {@code lockInterruptibly()} still reacts, at most one operation timeout later.
      */
     private CuratorEvent await(String what, long deadline, Launch launch, Consumer<CuratorEvent> late) {
-        CompletableFuture<CuratorEvent> answer = new CompletableFuture<>();
+        CompletableFuture<CuratorEvent> answer;
         try {
-            launch.start((c, event) -> {
-                if (!answer.complete(event) && late != null) {
-                    late.accept(event);
-                }
-            });
+            answer = launch(launch, late);
         } catch (Exception e) {
             throw failure("could not " + what, e);
         }
         return awaitAnswer(answer, what, deadline);
+    }
+
+    /** Starts one background operation; an answer that arrives after its waiter gave up goes to {@code late}. */
+    private static CompletableFuture<CuratorEvent> launch(Launch launch, Consumer<CuratorEvent> late)
+            throws Exception {
+        CompletableFuture<CuratorEvent> answer = new CompletableFuture<>();
+        launch.start((c, event) -> {
+            if (!answer.complete(event) && late != null) {
+                late.accept(event);
+            }
+        });
+        return answer;
     }
 
     /** Waits for {@code answer} until {@code deadline}, ignoring (and keeping) interrupts; see {@link #await}. */
@@ -870,7 +949,6 @@ final class ZooKeeperLockStore implements LockStore {
         private State state = State.WAITING;
         private boolean releaseFailed;
         private long leaseEnd;
-        private ScheduledFuture<?> expiry;
 
         Node(String name, String path, long czxid) {
             this.name = name;
@@ -960,11 +1038,6 @@ final class ZooKeeperLockStore implements LockStore {
             return leaseEnd;
         }
 
-        synchronized ScheduledFuture<?> setExpiry(ScheduledFuture<?> future) {
-            ScheduledFuture<?> previous = expiry;
-            expiry = future;
-            return previous;
-        }
     }
 
     private enum State { WAITING, HELD, RELEASING, ABANDONED, DROPPED }

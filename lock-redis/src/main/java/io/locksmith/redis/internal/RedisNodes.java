@@ -1,8 +1,10 @@
 package io.locksmith.redis.internal;
 
 import io.locksmith.LockOptions;
+import io.locksmith.spi.Acquisition;
 import io.locksmith.spi.LockStore;
 import java.net.URI;
+import java.time.Duration;
 import java.util.Objects;
 import redis.clients.jedis.UnifiedJedis;
 
@@ -16,6 +18,42 @@ public final class RedisNodes {
     private static volatile Access access;
 
     private RedisNodes() {
+    }
+
+    /**
+     * The pipelined form of a store from {@link #newStore}, or null if its client cannot pipeline (it has no
+     * connection pool to borrow a connection from, or it is a cluster client).
+     */
+    public static Pipelining pipelining(LockStore store) {
+        return store instanceof Pipelining p && p.canPipeline() ? p : null;
+    }
+
+    /**
+     * A per-server store that can send a call now and read its answer later, so that one thread can have a call
+     * on the wire to each of several servers at once and wait for all of them together: no thread handoff, and
+     * the round lasts as long as the slowest server, not the sum. Each call behaves as the store's blocking
+     * method of the same name, with the same attempt ids, the same cancellation of an acquisition whose answer
+     * was lost, and the same one repeat after a connection that broke at once.
+     */
+    public interface Pipelining {
+        /** Whether this store's client lets it pipeline. */
+        boolean canPipeline();
+
+        /** Sends {@link LockStore#tryAcquire} (one attempt, no wait); never throws: a failure shows in the answer. */
+        Pending<Acquisition> sendAcquire(String name, String owner, Duration lease);
+
+        /** Sends {@link LockStore#release}; never throws: a failure shows in the answer. */
+        Pending<Boolean> sendRelease(String name, String owner);
+    }
+
+    /** A call on the wire; its answer is read by the thread that sent it. */
+    public interface Pending<T> {
+        /**
+         * Reads the answer, waiting until {@code deadline} ({@link System#nanoTime}) at the most.
+         *
+         * @throws io.locksmith.LockBackendException if the call failed or no answer came in time
+         */
+        T await(long deadline);
     }
 
     /** A parsed {@code redis://} or {@code rediss://} address of one server. */

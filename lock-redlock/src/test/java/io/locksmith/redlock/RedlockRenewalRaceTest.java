@@ -1,0 +1,77 @@
+package io.locksmith.redlock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.locksmith.DistributedLock;
+import io.locksmith.LockOptions;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A renewal round that is out while its lock is released and taken again by the same provider: the masters answer
+ * about the old hold (gone), and the round must not give the new hold up on their word.
+ */
+@DisplayName("redlock renewal racing a release and a new acquisition")
+class RedlockRenewalRaceTest {
+
+    @Test
+    @DisplayName("a renewal round about a released hold leaves the next hold of the same name alone")
+    void renewalOfAReleasedHoldKeepsTheNewOne() throws Exception {
+        CountDownLatch released = new CountDownLatch(1);
+        CountDownLatch reacquired = new CountDownLatch(1);
+        CountDownLatch asked = new CountDownLatch(TestNodes.COUNT);
+        CountDownLatch answered = new CountDownLatch(TestNodes.COUNT);
+        LockOptions options = LockOptions.builder().namespace(TestNodes.namespace())
+                .leaseTime(Duration.ofSeconds(30)).build();
+        try (TestNodes.Opened opened = TestNodes.open(TestNodes.COUNT, options, Duration.ofSeconds(5),
+                i -> store -> new ForwardingStore(store) {
+                    @Override
+                    public Set<String> renew(List<String> names, String owner, Duration lease) {
+                        // asked while the first hold exists, answers once it is released, returns after the second
+                        asked.countDown();
+                        await(released);
+                        Set<String> gone = delegate.renew(names, owner, lease);
+                        answered.countDown();
+                        await(reacquired);
+                        return gone;
+                    }
+                })) {
+            DistributedLock lock = opened.provider().getLock("race");
+            lock.lock();
+            long first = lock.fencingToken();
+            String owner = opened.provider().clientId();
+            CompletableFuture<Set<String>> round = CompletableFuture.supplyAsync(
+                    () -> opened.store().renew(List.of("race"), owner, options.leaseTime()));
+            assertThat(asked.await(10, TimeUnit.SECONDS)).as("every master asked to renew").isTrue();
+            lock.unlock();
+            released.countDown();
+            assertThat(answered.await(10, TimeUnit.SECONDS)).as("every master answered").isTrue();
+            lock.lock();
+            assertThat(lock.fencingToken()).isGreaterThan(first);
+            reacquired.countDown();
+            round.get(10, TimeUnit.SECONDS);
+
+            assertThat(TestNodes.heldAnywhere(TestNodes.COUNT, options.namespace()))
+                    .as("the new hold on the masters after the round").containsExactly("race");
+            assertThat(lock.isHeldByCurrentThread()).isTrue();
+            lock.unlock(); // would throw LockLostException had the round released the new hold
+        }
+    }
+
+    private static void await(CountDownLatch latch) {
+        try {
+            if (!latch.await(10, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("the test did not get there in time");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+}
