@@ -224,6 +224,12 @@ public final class StoreLockProvider implements LockProvider {
                     interrupted[0] = true;
                     continue;
                 }
+                if (closed.get()) {
+                    // closing the provider closed the connection this call was waiting on: report the close
+                    IllegalStateException closedNow = closedException();
+                    closedNow.addSuppressed(e);
+                    throw closedNow;
+                }
                 throw new LockBackendException("Lock '" + name + "' on " + store.address() + ": acquire failed after "
                         + millis(time.nanoTime() - start) + " ms" + waitLimit(timed, deadline - start) + ": "
                         + e.getMessage(), e);
