@@ -27,9 +27,10 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code LOCKSMITH_REDIS_URI} (or {@code -Dlocksmith.redis.uri}): {@code redis://[user:password@]host:port},
  *       several comma-separated for {@link #startIndependent}. The tests do not own such a server:
  *       {@link #isControllable()} is false.</li>
- *   <li>A {@code redis-server} process of our own on a free loopback port, without persistence, in its own temp
- *       directory; the binary is {@code LOCKSMITH_REDIS_SERVER} (or {@code -Dlocksmith.redis.server}) or
- *       {@code redis-server} on the {@code PATH}.</li>
+ *   <li>A {@code redis-server} process of our own on a free loopback port, in its own temp directory, without
+ *       persistence unless the extra arguments ask for it (e.g. {@code --appendonly yes}); the binary is
+ *       {@code LOCKSMITH_REDIS_SERVER} (or {@code -Dlocksmith.redis.server}) or {@code redis-server} on the
+ *       {@code PATH}.</li>
  *   <li>A {@code redis:7} container through Testcontainers, when it is on the classpath and a Docker engine
  *       answers.</li>
  * </ol>
@@ -358,7 +359,9 @@ public final class RedisServer implements AutoCloseable {
     }
 
     /**
-     * Starts the server again on the same port, empty, killing it first if it runs, and waits until it answers PING.
+     * Starts the server again on the same port, killing it first if it runs, and waits until it answers PING. It
+     * keeps its arguments and its data directory, so it comes back empty unless it was started with persistence
+     * (e.g. {@code "--appendonly", "yes", "--appendfsync", "always"}), in which case it reloads its data first.
      *
      * @throws UnsupportedOperationException if not {@link #isControllable()}
      */

@@ -1,5 +1,7 @@
 package io.locksmith.tests.servers;
 
+import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -29,6 +31,8 @@ public final class ZooKeeperCluster implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ZooKeeperCluster.class);
 
     private static final int SIZE = 3;
+    private static final Duration LEADER_LIMIT = Duration.ofSeconds(30);
+    private static final Duration PROBE_TIMEOUT = Duration.ofSeconds(2);
 
     private final List<String> addresses;
     private final List<Control> members;
@@ -129,6 +133,36 @@ public final class ZooKeeperCluster implements AutoCloseable {
     /** Returns the {@code host:port} of member {@code member}, counted from 0. */
     public String memberAddress(int member) {
         return addresses.get(checked(member));
+    }
+
+    /**
+     * Returns the member that leads the ensemble now (counted from 0), asking each member with ZooKeeper's
+     * {@code srvr} command which mode it is in; while an election is going on (no member says {@code leader}), asks
+     * again for up to 30 s. A member that is down or does not answer is not the leader.
+     *
+     * @throws ServerUnavailableException if no member led the ensemble within that time
+     */
+    public int leader() {
+        int[] leader = {-1};
+        Await.until("no member of " + origin + " said it led the ensemble", LEADER_LIMIT, () -> {
+            for (int i = 0; i < addresses.size(); i++) {
+                String address = addresses.get(i);
+                int colon = address.lastIndexOf(':');
+                String answer;
+                try {
+                    answer = Tcp.exchange(address.substring(0, colon), Integer.parseInt(address.substring(colon + 1)),
+                            "srvr", PROBE_TIMEOUT);
+                } catch (IOException down) {
+                    continue;
+                }
+                if (answer.lines().anyMatch(line -> line.strip().equals("Mode: leader"))) {
+                    leader[0] = i;
+                    return true;
+                }
+            }
+            return false;
+        });
+        return leader[0];
     }
 
     /**

@@ -316,8 +316,11 @@ public final class TortureChecker {
             for (Hold a : active) {
                 if (a.lost || a.failed || h.lost || h.failed) {
                     for (Hold either : List.of(a, h)) {
-                        if (either.lost || either.failed) {
-                            lostAndOverlapped.add(either);
+                        if ((either.lost || either.failed) && lostAndOverlapped.add(either)) {
+                            note("OVERLAP AFTER LOSS on '" + info.names().get(name) + "': " + h + " acquired "
+                                    + micros(h.t1 - a.t1) + " after " + a + " did, and " + micros(a.end - h.t1)
+                                    + " before that hold ended; " + (either == a ? "the first" : "the second")
+                                    + " ended " + (either.lost ? "lost" : "with a failed unlock"));
                         }
                     }
                 } else {

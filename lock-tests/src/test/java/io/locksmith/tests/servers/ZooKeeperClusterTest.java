@@ -49,6 +49,22 @@ class ZooKeeperClusterTest {
     }
 
     @Test
+    @DisplayName("tells which member leads; with the leader killed, another member is elected and named")
+    void findsTheLeader() {
+        try (ZooKeeperCluster cluster = ZooKeeperCluster.start()) {
+            int leader = cluster.leader();
+            assertThat(leader).isBetween(0, 2);
+
+            cluster.killMember(leader);
+            int elected = cluster.leader();
+            assertThat(elected).isBetween(0, 2).isNotEqualTo(leader);
+
+            cluster.restartMember(leader);
+            assertThat(cluster.leader()).as("a member that rejoins follows the leader it finds").isEqualTo(elected);
+        }
+    }
+
+    @Test
     @DisplayName("uses a given connect string, and refuses to kill or restart its members")
     void usesGivenConnectString() throws Exception {
         try (ZooKeeperServer own = ZooKeeperServer.start()) {

@@ -105,6 +105,9 @@ class TortureCheckerTest {
                 assertThat(report.overlaps()).isZero();
                 assertThat(report.overlapsAfterLoss()).isEqualTo(1);
                 assertThat(report.lostHolds()).isEqualTo(1);
+                // listed, so that a failing run keeps its files and its message says which holds overlapped
+                assertThat(report.violations()).singleElement().asString()
+                        .startsWith("OVERLAP AFTER LOSS on 'a'").endsWith("the first ended lost");
                 assertThatThrownBy(report::assertClean).hasMessageContaining("overlapping holds after a loss");
             }
         }
