@@ -72,7 +72,7 @@ public final class TortureChecker {
     private final Map<Integer, Long> reaped = new HashMap<>();
     private final Map<Integer, Long> exitedAt = new HashMap<>();
     private final Map<Integer, Integer> exitCode = new HashMap<>();
-    private final List<long[]> clientEvents = new ArrayList<>(); // {t, worker}
+    private final List<ClientEvent> clientEvents = new ArrayList<>();
     private final Map<Integer, FaultWindow> faultWindows = new LinkedHashMap<>();
     private long firstRunnerEvent = Long.MAX_VALUE;
     private long lastRunnerEvent = Long.MIN_VALUE;
@@ -182,9 +182,9 @@ public final class TortureChecker {
                 }
                 case HistoryFile.KILL -> {
                     killed.putIfAbsent(Integer.parseInt(f[2]), t);
-                    clientEvents.add(new long[] {t, Integer.parseInt(f[2])});
+                    clientEvents.add(new ClientEvent(t, Integer.parseInt(f[2]), names(f)));
                 }
-                case HistoryFile.STOP -> clientEvents.add(new long[] {t, Integer.parseInt(f[2])});
+                case HistoryFile.STOP -> clientEvents.add(new ClientEvent(t, Integer.parseInt(f[2]), names(f)));
                 case HistoryFile.REAP -> reaped.putIfAbsent(Integer.parseInt(f[2]), t);
                 case HistoryFile.FAULT_BEGIN -> faultWindows.put(Integer.parseInt(f[2]),
                         new FaultWindow(f[3], t));
@@ -450,15 +450,17 @@ public final class TortureChecker {
             boolean client = false;
             boolean recovered = true;
             long recovery = 0;
-            for (long[] e : clientEvents) {
-                long t = e[0];
-                int worker = (int) e[1];
+            for (ClientEvent e : clientEvents) {
+                long t = e.t();
+                int worker = e.worker();
                 if (t < w.begin || t > end || !victims.add(worker)) {
                     continue; // outside the fault, or a later event (the kill after the freeze) of the same victim
                 }
                 for (int n = 0; n < holds.size(); n++) {
-                    Hold held = heldAt(n, worker, t);
-                    if (held == null) {
+                    // The names the runner saw held when it froze the victim count too: a thread frozen after taking
+                    // its release time but before recording it has a hold that ends, by its record, just before the
+                    // freeze, yet it had not unlocked, so the store still held its lock.
+                    if (!e.held().contains(n) && heldAt(n, worker, t) == null) {
                         continue;
                     }
                     client = true;
@@ -484,6 +486,17 @@ public final class TortureChecker {
                     client, List.copyOf(heldNames), recovered ? Duration.ofNanos(recovery) : null));
         }
         return outcomes;
+    }
+
+    /** The name indexes a STOP or KILL line of the runner lists as held ({@code -} for none). */
+    private static Set<Integer> names(String[] f) {
+        Set<Integer> names = new HashSet<>();
+        if (f.length > 3 && !f[3].equals("-")) {
+            for (String n : f[3].split(",")) {
+                names.add(Integer.parseInt(n));
+            }
+        }
+        return names;
     }
 
     private Hold heldAt(int name, int worker, long t) {
@@ -553,6 +566,10 @@ public final class TortureChecker {
         public String toString() {
             return "worker " + worker + " thread " + thread + " (token " + token + ")";
         }
+    }
+
+    /** A worker frozen or killed by the schedule at {@code t}, holding {@code held} as the runner saw it. */
+    private record ClientEvent(long t, int worker, Set<Integer> held) {
     }
 
     private static final class FaultWindow {

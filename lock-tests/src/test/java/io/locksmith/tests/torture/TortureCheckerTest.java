@@ -361,6 +361,34 @@ class TortureCheckerTest {
     }
 
     @Test
+    @DisplayName("a holder frozen after taking its release time, before recording it, still held its lock")
+    void frozenBetweenReleaseTimeAndRecord() {
+        try (SyntheticRun run = twoWorkers()) {
+            // worker 0 takes its release time (140), is frozen (150) with the hold open in its history, and records
+            // the release, with the earlier time, once resumed; it had not unlocked, so its lock was held meanwhile
+            run.openHold(0, 0, 0, 100, 1);
+            run.runner().faultBegins(145, 1, "client SIGSTOP past lease");
+            run.runner().stopped(150, 0, "0");
+            run.worker(0, 0).releasing(0, 0, 140);
+            run.runner().continued(2_000, 0);
+            run.runner().faultEnds(2_000, 1, "ok");
+            run.worker(0, 0).unlocked(0, 0, 2_001);
+            run.hold(1, 0, 0, 1_200, 1_300, 2);
+            run.finish(0, 3_000);
+            run.finish(1, 3_000);
+
+            TortureReport report = run.check();
+
+            assertThat(report.overlaps()).isZero();
+            assertThat(report.faults()).singleElement().satisfies(f -> {
+                assertThat(f.clientFault()).isTrue();
+                assertThat(f.heldNames()).containsExactly("a");
+                assertThat(f.recovery()).isEqualTo(Duration.ofNanos(1_200 - 150));
+            });
+        }
+    }
+
+    @Test
     @DisplayName("a store fault's recovery runs from its end to the next acquisition")
     void storeFaultRecovery() {
         try (SyntheticRun run = twoWorkers()) {

@@ -1,0 +1,493 @@
+package io.locksmith.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.locksmith.jdbc.JdbcLockProviders.Mode;
+import io.locksmith.tests.servers.DatabaseServer;
+import io.locksmith.tests.torture.Fault;
+import io.locksmith.tests.torture.RunContext;
+import io.locksmith.tests.torture.TortureProfile;
+import io.locksmith.tests.torture.TortureReport;
+import io.locksmith.tests.torture.TortureRun;
+import io.locksmith.tests.torture.WorkerProcess;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.h2.tools.Server;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.TestFactory;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * The many-process torture runner ({@code lock-tests}, {@link TortureRun}) on the JDBC backend: worker JVMs open
+ * {@code jdbc:…?locksmith.mode=lease|session} providers and hammer a few locks while a client is killed or frozen
+ * past its lease, or the database drops their connections; on H2 in server mode (a TCP server in this JVM over a
+ * file database) the server is also stopped and restarted.
+ *
+ * <p>MariaDB and PostgreSQL are the machine's shared system services, so the tests never kill, restart or freeze
+ * them (other tests and builds use them at the same time); they drop only the workers' own connections: on
+ * PostgreSQL by application name, on MariaDB (whose performance_schema may be off, so that it does not know
+ * application names) by a database user made for this class and dropped after it.
+ *
+ * <p>Bounds on a killed client's locks: lease mode, the lease plus a renewal period plus the second the runner allows
+ * for the waiters to notice; session mode, at once (the database rolls back when the connection dies) plus that
+ * second. A frozen session-mode client keeps its row lock while frozen (the database cannot tell it from a slow one)
+ * and gives it up when it wakes and finds its lease over, so its bound is the pause, a renewal period and that
+ * second.
+ *
+ * <p>The short profile (every build) runs a subset of the database × mode × fault matrix that still covers every
+ * database, mode and fault: per database one run without faults in one mode, and one run in the other mode in which
+ * the connections are dropped, then a client is killed, then a client is frozen; and on H2 one server restart. The
+ * long profile ({@code -Dlocksmith.torture=long}) runs all of the matrix, one run per fault, each fault repeated.
+ */
+@Tag("torture")
+@DisplayName("JDBC under torture: many client processes, faults")
+class JdbcTortureTest {
+
+    private static final TortureProfile PROFILE = TortureProfile.current();
+    private static final Duration LEASE = Duration.ofSeconds(2);
+    private static final Duration OPERATION_TIMEOUT = Duration.ofSeconds(1);
+    private static final Duration NOTICE = Duration.ofSeconds(1);
+    private static final int POOL_SIZE = 8;
+    /** The lease of the runs without faults. */
+    private static final Duration CALM_LEASE = Duration.ofSeconds(10);
+
+    /** What a run does to the workers or the database, and in the long profile how often and how far apart. */
+    enum Kind {
+        NONE("no faults", 0, Duration.ZERO),
+        DROP_CONNECTIONS("database drops the connections", 4, Duration.ofSeconds(3)),
+        CLIENT_KILL("client kill -9", 4, Duration.ofSeconds(4)),
+        CLIENT_PAUSE("client SIGSTOP past lease", 4, Duration.ofSeconds(7)),
+        SERVER_RESTART("server stop + restart", 4, Duration.ofSeconds(4));
+
+        final String label;
+        final int longTimes;
+        final Duration longPeriod;
+
+        Kind(String label, int longTimes, Duration longPeriod) {
+            this.label = label;
+            this.longTimes = longTimes;
+            this.longPeriod = longPeriod;
+        }
+    }
+
+    /** One run of the matrix: a mode and the faults injected during it, one after the other (none: no faults). */
+    record Scenario(Mode mode, List<Kind> kinds) {
+        Scenario(Mode mode, Kind... kinds) {
+            this(mode, List.of(kinds));
+        }
+
+        String displayName() {
+            return JdbcTortureTest.mode(mode) + " mode, "
+                    + kinds.stream().map(k -> k.label).collect(Collectors.joining(", then "));
+        }
+    }
+
+    /** Every mode with every one of {@code kinds}, one run each. */
+    private static List<Scenario> all(Kind... kinds) {
+        List<Scenario> scenarios = new ArrayList<>();
+        for (Mode mode : Mode.values()) {
+            for (Kind kind : kinds) {
+                scenarios.add(new Scenario(mode, kind));
+            }
+        }
+        return scenarios;
+    }
+
+    private static String mode(Mode mode) {
+        return mode.name().toLowerCase(Locale.ROOT);
+    }
+
+    private static String randomSuffix() {
+        return UUID.randomUUID().toString().replace("-", "").substring(0, 10);
+    }
+
+    /** How long a client is frozen: twice the lease and a renewal period, so its lease certainly ends. */
+    private static Duration pause() {
+        return LEASE.multipliedBy(2).plus(LEASE.dividedBy(3));
+    }
+
+    /**
+     * The bound on the time until a client fault's locks were acquired by another process. Lease mode: the lease,
+     * a renewal period and the second for the waiters. Session mode: a killed client's connection dies with it and
+     * the database rolls back at once, so just the second; a frozen client keeps its connection and with it its row
+     * lock until it wakes and finds its lease over (its expiry timer or renewer runs then), so the pause, a renewal
+     * period and the second.
+     */
+    private static Duration bound(Mode mode, Kind kind) {
+        Duration renewal = LEASE.dividedBy(3);
+        if (mode == Mode.LEASE) {
+            return LEASE.plus(renewal).plus(NOTICE);
+        }
+        return kind == Kind.CLIENT_PAUSE ? pause().plus(renewal).plus(NOTICE) : NOTICE;
+    }
+
+    /**
+     * Runs {@code scenario} against the workers' URI for its mode and checks what the issue expects.
+     *
+     * @param dropConnections kills the workers' connections from the server side and returns how many
+     * @param serverRestart stops and restarts the database server, where the test may
+     */
+    private static void run(String database, Scenario scenario, Function<Mode, String> uri,
+                            ConnectionKiller dropConnections, Fault serverRestart) {
+        Mode mode = scenario.mode();
+        TortureRun.Builder run = TortureRun.builder("jdbc-" + database + "-" + mode(mode), uri.apply(mode))
+                .processes(3)
+                .threads(4)
+                .lockNames(PROFILE.pick(3, 8))
+                .criticalSection(PROFILE == TortureProfile.SHORT ? Duration.ofMillis(1) : Duration.ofNanos(100_000))
+                .acquireWait(Duration.ofMillis(250))
+                .leaseTime(LEASE)
+                .operationTimeout(OPERATION_TIMEOUT)
+                .timeout(Duration.ofMinutes(PROFILE.pick(3, 30)));
+        if (PROFILE == TortureProfile.SHORT) {
+            run.jvmArgs("-XX:TieredStopAtLevel=1"); // a run of seconds: compiling with C2 costs more than it gains
+        }
+        if (scenario.kinds().equals(List.of(Kind.NONE))) {
+            // nothing to detect, so timeouts long enough to ride out the stalls of a loaded, shared machine
+            TortureReport report = run.leaseTime(CALM_LEASE).operationTimeout(CALM_LEASE.dividedBy(4))
+                    .operationsPerThread(PROFILE.pick(50, 17_000)).build().run();
+            report.assertClean();
+            assertThat(report.guardedIncrements()).isEqualTo(report.counterTotal())
+                    .isEqualTo(report.acquisitions());
+            return;
+        }
+        Map<String, Kind> byName = new HashMap<>();
+        boolean repeat = PROFILE == TortureProfile.LONG;
+        for (Kind kind : scenario.kinds()) {
+            Fault fault = switch (kind) {
+                case DROP_CONNECTIONS -> Fault.named(kind.label, r -> {
+                    awaitWorking(r);
+                    assertThat(dropConnections.killUnchecked()).as("connections of the workers killed").isPositive();
+                });
+                case CLIENT_KILL -> Fault.killClientHolding();
+                case CLIENT_PAUSE -> Fault.pauseClientPastLease();
+                case SERVER_RESTART -> serverRestart;
+                default -> throw new AssertionError(kind);
+            };
+            byName.put(fault.name(), kind);
+            if (repeat) {
+                run.faults(Duration.ofMillis(300), kind.longPeriod, kind.longTimes, fault);
+            } else {
+                run.fault(Duration.ofMillis(300), fault);
+            }
+        }
+        // at least this many operations per thread, and on for as long as the faults run
+        TortureReport report = run.operationsPerThread(PROFILE.pick(30, 500)).build().run();
+
+        Duration longest = scenario.kinds().stream().map(k -> bound(mode, k)).max(Duration::compareTo).orElseThrow();
+        report.assertSafeUnderFaults(longest);
+        assertThat(report.faults()).as("the faults that ran")
+                .hasSize(scenario.kinds().stream().mapToInt(k -> repeat ? k.longTimes : 1).sum());
+        for (TortureReport.FaultOutcome f : report.faults()) {
+            Kind kind = byName.get(f.name());
+            assertThat(kind).as("the kind of fault %s", f).isNotNull();
+            boolean client = kind == Kind.CLIENT_KILL || kind == Kind.CLIENT_PAUSE;
+            assertThat(f.clientFault()).as("%s froze or killed a holder", f).isEqualTo(client);
+            if (client) {
+                assertThat(f.recovery()).as("time until the locks of the client in %s were acquired again", f)
+                        .isLessThanOrEqualTo(bound(mode, kind));
+            }
+        }
+        long kills = report.faults().stream().filter(f -> byName.get(f.name()) == Kind.CLIENT_KILL).count();
+        assertThat(report.processes()).as("the replacement workers ran too").isEqualTo(3 + kills);
+        if (mode == Mode.LEASE && scenario.kinds().contains(Kind.CLIENT_PAUSE)) {
+            assertThat(report.lostHolds()).as("the resumed client learns that its hold was lost").isPositive();
+            assertThat(report.overlapsAfterLoss()).as("another client held the lock while the frozen one slept")
+                    .isPositive();
+        }
+    }
+
+    /**
+     * Waits until every live worker has been seen holding a lock, so that a store fault hits workers at work rather
+     * than connection pools still setting up their first connection: HikariCP, which pools the connections of the
+     * {@code jdbc:} URI form, is left unable to make any connection when the first one of a pool dies while it
+     * detects the default transaction isolation (HikariCP issue 1944; see {@code docs/reliability.md}).
+     */
+    static void awaitWorking(RunContext run) {
+        Set<Long> seen = new HashSet<>();
+        long deadline = System.nanoTime() + Fault.FIND_HOLDER_LIMIT.toNanos();
+        while (true) {
+            List<WorkerProcess> live = run.workers().stream().filter(w -> w.isAlive() && !w.isStopped()).toList();
+            live.stream().filter(w -> !w.heldNames().isEmpty()).forEach(w -> seen.add(w.pid()));
+            if (live.stream().allMatch(w -> seen.contains(w.pid()))) {
+                return;
+            }
+            if (System.nanoTime() - deadline > 0) {
+                throw new IllegalStateException("Not every worker held a lock within " + Fault.FIND_HOLDER_LIMIT
+                        + ": " + live.stream().filter(w -> !seen.contains(w.pid())).toList() + " did not");
+            }
+            run.sleep(Duration.ofMillis(5));
+        }
+    }
+
+    private static Stream<DynamicTest> tests(List<Scenario> scenarios, Function<Scenario, Runnable> run) {
+        return scenarios.stream().map(s -> DynamicTest.dynamicTest(s.displayName(), () -> run.apply(s).run()));
+    }
+
+    /** Kills the workers' connections from the server side and returns how many it killed. */
+    @FunctionalInterface
+    interface ConnectionKiller {
+        int kill() throws SQLException;
+
+        default int killUnchecked() {
+            try {
+                return kill();
+            } catch (SQLException e) {
+                throw new IllegalStateException("Could not kill the workers' connections", e);
+            }
+        }
+    }
+
+    private static String withParameters(String url, String... parameters) {
+        StringBuilder b = new StringBuilder(url);
+        for (String p : parameters) {
+            b.append(b.indexOf("?") < 0 ? '?' : '&').append(p);
+        }
+        return b.toString();
+    }
+
+    private static void execute(DatabaseServer server, String... statements) throws SQLException {
+        try (Connection admin = server.openConnection(); Statement statement = admin.createStatement()) {
+            for (String sql : statements) {
+                statement.execute(sql);
+            }
+        }
+    }
+
+    @Nested
+    @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+    @DisplayName("on MariaDB")
+    class MariaDb {
+
+        private final String user = "lt_torture_" + randomSuffix();
+        private final String password = "Pw-" + randomSuffix();
+        private final String table = "lt_torture_" + randomSuffix();
+        private DatabaseServer server;
+
+        @BeforeAll
+        void start() throws SQLException {
+            server = DatabaseServer.startMariaDb();
+            // a user of the workers' own, so that dropping their connections reaches nobody else's
+            execute(server, "CREATE USER '" + user + "'@'%' IDENTIFIED BY '" + password + "'",
+                    "GRANT ALL PRIVILEGES ON `test`.* TO '" + user + "'@'%'");
+        }
+
+        @AfterAll
+        void stop() throws SQLException {
+            if (server != null) {
+                server.killConnectionsOfUser(user);
+                execute(server, "DROP TABLE IF EXISTS " + table, "DROP TABLE IF EXISTS " + table + "_token",
+                        "DROP USER IF EXISTS '" + user + "'@'%'");
+                server.close();
+            }
+        }
+
+        private String uri(Mode mode) {
+            return withParameters(server.jdbcUrl(), "user=" + user, "password=" + password,
+                    "locksmith.table=" + table, "locksmith.mode=" + mode(mode), "locksmith.poolSize=" + POOL_SIZE);
+        }
+
+        @TestFactory
+        @DisplayName("torture runs")
+        Stream<DynamicTest> runs() {
+            List<Scenario> scenarios = PROFILE == TortureProfile.LONG
+                    ? all(Kind.NONE, Kind.DROP_CONNECTIONS, Kind.CLIENT_KILL, Kind.CLIENT_PAUSE)
+                    : List.of(new Scenario(Mode.LEASE, Kind.NONE), new Scenario(Mode.SESSION,
+                            Kind.DROP_CONNECTIONS, Kind.CLIENT_KILL, Kind.CLIENT_PAUSE));
+            return tests(scenarios, s -> () -> JdbcTortureTest.run("mariadb", s, this::uri,
+                    () -> server.killConnectionsOfUser(user), null));
+        }
+    }
+
+    @Nested
+    @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+    @DisplayName("on PostgreSQL")
+    class Postgres {
+
+        private final String applicationName = "lt-torture-" + randomSuffix();
+        private final String table = "lt_torture_" + randomSuffix();
+        private DatabaseServer server;
+
+        @BeforeAll
+        void start() {
+            server = DatabaseServer.startPostgres();
+        }
+
+        @AfterAll
+        void stop() throws SQLException {
+            if (server != null) {
+                server.killConnectionsNamed(applicationName);
+                execute(server, "DROP TABLE IF EXISTS " + table, "DROP SEQUENCE IF EXISTS " + table + "_token");
+                server.close();
+            }
+        }
+
+        private String uri(Mode mode) {
+            List<String> parameters = new ArrayList<>(List.of("user=" + server.user()));
+            if (!server.password().isEmpty()) {
+                parameters.add("password=" + server.password());
+            }
+            parameters.addAll(List.of("locksmith.table=" + table, "locksmith.mode=" + mode(mode),
+                    "locksmith.poolSize=" + POOL_SIZE));
+            return withParameters(server.jdbcUrl(applicationName), parameters.toArray(String[]::new));
+        }
+
+        @TestFactory
+        @DisplayName("torture runs")
+        Stream<DynamicTest> runs() {
+            List<Scenario> scenarios = PROFILE == TortureProfile.LONG
+                    ? all(Kind.NONE, Kind.DROP_CONNECTIONS, Kind.CLIENT_KILL, Kind.CLIENT_PAUSE)
+                    : List.of(new Scenario(Mode.SESSION, Kind.NONE), new Scenario(Mode.LEASE,
+                            Kind.DROP_CONNECTIONS, Kind.CLIENT_KILL, Kind.CLIENT_PAUSE));
+            return tests(scenarios, s -> () -> JdbcTortureTest.run("postgres", s, this::uri,
+                    () -> server.killConnectionsNamed(applicationName), null));
+        }
+    }
+
+    /**
+     * H2 in server mode: a TCP server in this JVM over a file database, which the test stops (closing every
+     * client connection, after which the database closes) and starts again on the same port.
+     */
+    @Nested
+    @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+    @DisplayName("on H2 in server mode")
+    class H2Tcp {
+
+        private final String table = "lt_torture_" + randomSuffix();
+        private H2TcpServer server;
+
+        @BeforeAll
+        void start() {
+            server = H2TcpServer.start(Path.of(System.getProperty("basedir", "."), "target", "torture-h2",
+                    randomSuffix()));
+        }
+
+        @AfterAll
+        void stop() {
+            if (server != null) {
+                server.close();
+            }
+        }
+
+        private String uri(Mode mode) {
+            return server.url() + ";locksmith.table=" + table + ";locksmith.mode=" + mode(mode)
+                    + ";locksmith.poolSize=" + POOL_SIZE;
+        }
+
+        @TestFactory
+        @DisplayName("torture runs")
+        Stream<DynamicTest> runs() {
+            List<Scenario> scenarios = PROFILE == TortureProfile.LONG ? all(Kind.SERVER_RESTART)
+                    : List.of(new Scenario(Mode.LEASE, Kind.SERVER_RESTART));
+            Fault restart = Fault.named("server stop + restart", r -> {
+                awaitWorking(r);
+                server.stop();
+                try {
+                    r.sleep(Duration.ofSeconds(1));
+                } finally {
+                    server.start();
+                }
+            });
+            return tests(scenarios, s -> () -> JdbcTortureTest.run("h2-tcp", s, this::uri, () -> 0, restart));
+        }
+    }
+
+    /** An H2 TCP server in this JVM over a file database, stopped and started again on the same port. */
+    static final class H2TcpServer implements AutoCloseable {
+        private static final Duration BIND_LIMIT = Duration.ofSeconds(15);
+
+        private final Path directory;
+        private final int port;
+        private Server server;
+
+        private H2TcpServer(Path directory, int port) {
+            this.directory = directory;
+            this.port = port;
+        }
+
+        static H2TcpServer start(Path directory) {
+            int port;
+            try {
+                Files.createDirectories(directory);
+                try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+                    port = probe.getLocalPort();
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException("Cannot prepare the H2 server in " + directory, e);
+            }
+            H2TcpServer h2 = new H2TcpServer(directory, port);
+            h2.start();
+            return h2;
+        }
+
+        /** The URL of the database, as the workers open it. */
+        String url() {
+            return "jdbc:h2:tcp://127.0.0.1:" + port + "/" + directory.toAbsolutePath().resolve("torture")
+                    + ";USER=sa;PASSWORD=sa";
+        }
+
+        /** Starts the server on its port, retrying while the port is still held by the previous one. */
+        synchronized void start() {
+            long deadline = System.nanoTime() + BIND_LIMIT.toNanos();
+            while (true) {
+                try {
+                    server = Server.createTcpServer("-tcpPort", Integer.toString(port), "-ifNotExists").start();
+                    return;
+                } catch (SQLException e) {
+                    if (System.nanoTime() - deadline > 0) {
+                        throw new IllegalStateException("The H2 TCP server did not start on port " + port, e);
+                    }
+                    try {
+                        Thread.sleep(100);
+                    } catch (InterruptedException interrupted) {
+                        Thread.currentThread().interrupt();
+                        throw new IllegalStateException("Interrupted while starting the H2 TCP server", interrupted);
+                    }
+                }
+            }
+        }
+
+        /** Stops the server: every client connection is closed, and with the last one the database. */
+        synchronized void stop() {
+            server.stop();
+        }
+
+        /** Stops the server and deletes the database files. */
+        @Override
+        public synchronized void close() {
+            if (server != null) {
+                server.stop();
+            }
+            try (Stream<Path> files = Files.walk(directory)) {
+                files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+            } catch (IOException e) {
+                throw new UncheckedIOException("Cannot delete the H2 database in " + directory, e);
+            }
+        }
+    }
+}
