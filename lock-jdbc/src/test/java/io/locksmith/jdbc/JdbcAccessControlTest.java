@@ -352,7 +352,7 @@ class JdbcAccessControlTest {
 
     @ParameterizedTest(name = "{0}")
     @EnumSource(value = JdbcTarget.class, names = {"MARIADB", "POSTGRES"})
-    @DisplayName("a missing table and no CREATE privilege: a LockBackendException saying what to do, in time")
+    @DisplayName("a missing table and no CREATE privilege: a LockBackendException saying what to do")
     void missingTableWithoutCreatePrivilege(JdbcTarget target) throws Exception {
         try (RestrictedUser restricted = new RestrictedUser(target, "ls_missing_" + suffix, false)) {
             restricted.grantDataOnDatabase();
@@ -360,7 +360,6 @@ class JdbcAccessControlTest {
             for (Mode mode : Mode.values()) {
                 LockProvider provider = restricted.open(mode, "", options().build());
                 DistributedLock lock = provider.getLock("first-use");
-                long start = System.nanoTime();
                 assertThatThrownBy(lock::tryLock).as("%s: tryLock() with createTable on", mode)
                         .isInstanceOf(LockBackendException.class)
                         .hasMessageContaining("lock table " + restricted.table + " does not exist and could not be"
@@ -368,8 +367,6 @@ class JdbcAccessControlTest {
                         .hasMessageContaining(ddl)
                         .hasMessageContaining("SELECT, INSERT, UPDATE and DELETE")
                         .hasMessageNotContaining(restricted.password);
-                // a hang guard, not a speed check: two DDL statements, each tried twice, within the timeout
-                assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(SLACK.multipliedBy(3));
                 assertThat(lock.getHoldCount()).isZero();
 
                 LockProvider withoutCreate = restricted.open(mode, "&locksmith.createTable=false", options().build());
