@@ -456,9 +456,13 @@ public final class StoreLockProvider implements LockProvider {
      * cleans up when it returns.
      */
     void markLost(Hold hold, String reason) {
+        markLost(hold, reason, false);
+    }
+
+    private void markLost(Hold hold, String reason, boolean unlessReleasing) {
         boolean deferred;
         synchronized (hold) {
-            if (hold.state != Hold.State.HELD) {
+            if (hold.state != Hold.State.HELD || (unlessReleasing && hold.releasing)) {
                 return;
             }
             hold.state = Hold.State.LOST;
@@ -473,6 +477,15 @@ public final class StoreLockProvider implements LockProvider {
         if (!deferred) {
             cleanupLost(hold);
         }
+    }
+
+    /**
+     * A renewal found the hold missing in the store. If the owner's release is on the wire, that release may be
+     * what removed it: the release's own answer decides (it reports the loss itself if it finds nothing), so a
+     * hold that was simply unlocked is never reported lost. Otherwise the hold is lost.
+     */
+    private void markGone(Hold hold) {
+        markLost(hold, "the store no longer had it when renewing (expired or deleted)", true);
     }
 
     /**
@@ -702,7 +715,7 @@ public final class StoreLockProvider implements LockProvider {
         }
         for (Hold hold : batch) {
             if (gone.contains(hold.entry.name)) {
-                markLost(hold, "the store no longer had it when renewing (expired or deleted)");
+                markGone(hold);
             } else {
                 hold.extendTo(sent + options.leaseTime().toNanos());
             }

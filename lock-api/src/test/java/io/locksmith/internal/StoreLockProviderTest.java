@@ -84,6 +84,86 @@ class StoreLockProviderTest {
     }
 
     @Test
+    void aRenewalThatFindsTheKeyGoneBecauseOfTheOwnersOwnReleaseReportsNoLoss() throws Exception {
+        // a lease so long that the scheduler stays out of the way: the test runs the round itself
+        LockOptions slow = options.toBuilder().leaseTime(Duration.ofHours(1)).build();
+        CountDownLatch releaseDone = new CountDownLatch(1);
+        CountDownLatch answerMayReturn = new CountDownLatch(1);
+        LockProvider provider = provider(slow, store -> new ForwardingStore(store) {
+            @Override
+            public boolean release(String name, String owner) {
+                boolean released = super.release(name, owner);
+                releaseDone.countDown();
+                try {
+                    answerMayReturn.await(); // the store has deleted the hold; its answer is still on the way
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return released;
+            }
+        });
+        DistributedLock lock = provider.getLock("own-release");
+        AtomicReference<Throwable> unlockFailure = new AtomicReference<>();
+        Thread owner = new Thread(() -> {
+            lock.lock();
+            try {
+                lock.unlock();
+            } catch (Throwable t) {
+                unlockFailure.set(t);
+            }
+        });
+        owner.start();
+        assertThat(releaseDone.await(10, TimeUnit.SECONDS)).isTrue();
+        ((StoreLockProvider) provider).renewAll(); // finds the key gone while the release is in flight
+        answerMayReturn.countDown();
+        owner.join(10_000);
+        assertThat(owner.isAlive()).isFalse();
+        assertThat(unlockFailure.get()).as("unlock() of a hold it released itself").isNull();
+        assertThat(losses).as("a released hold is not a lost one").isEmpty();
+        assertThat(provider().getLock("own-release").tryLock()).isTrue();
+        providers.get(1).getLock("own-release").unlock();
+    }
+
+    @Test
+    void aRenewalDuringAReleaseThatFindsNothingStillEndsInOneLossReport() throws Exception {
+        LockOptions slow = options.toBuilder().leaseTime(Duration.ofHours(1)).build();
+        CountDownLatch releaseStarted = new CountDownLatch(1);
+        CountDownLatch releaseMayRun = new CountDownLatch(1);
+        LockProvider provider = provider(slow, store -> new ForwardingStore(store) {
+            @Override
+            public boolean release(String name, String owner) {
+                releaseStarted.countDown();
+                try {
+                    releaseMayRun.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return super.release(name, owner);
+            }
+        });
+        DistributedLock lock = provider.getLock("expired");
+        AtomicReference<Throwable> unlockFailure = new AtomicReference<>();
+        Thread owner = new Thread(() -> {
+            lock.lock();
+            try {
+                lock.unlock();
+            } catch (Throwable t) {
+                unlockFailure.set(t);
+            }
+        });
+        owner.start();
+        assertThat(releaseStarted.await(10, TimeUnit.SECONDS)).isTrue();
+        server.forceRelease(slow.namespace(), "expired"); // gone before the release reaches the store
+        ((StoreLockProvider) provider).renewAll();
+        releaseMayRun.countDown();
+        owner.join(10_000);
+        assertThat(owner.isAlive()).isFalse();
+        assertThat(unlockFailure.get()).isInstanceOf(LockLostException.class);
+        assertThat(losses.poll(5, TimeUnit.SECONDS)).startsWith("expired: ");
+        assertThat(losses.poll(200, TimeUnit.MILLISECONDS)).as("reported once").isNull();
+    }
+
+    @Test
     void aFirstReleaseThatFindsNothingReportsTheLoss() throws Exception {
         DistributedLock lock = provider().getLock("gone");
         lock.lock();
