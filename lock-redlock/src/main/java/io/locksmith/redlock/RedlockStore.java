@@ -54,8 +54,10 @@ import redis.clients.jedis.UnifiedJedis;
  *       that collided do not collide again.</li>
  * </ol>
  * The hold is valid until {@code start + L - drift}; renewal extends it the same way, counting only if a
- * quorum confirms before the current validity ends, and otherwise gives the hold up (the names are reported
- * gone, and released on every node). The store tells the machinery when a validity ends unrenewed, which for
+ * quorum confirms before the current validity ends. A round that misses the quorum only because nodes did not
+ * answer in time leaves the hold and its validity as they were, so the next round can try again; the hold is
+ * given up (the names are reported gone, and released on every node) once its validity has ended or a majority
+ * of nodes answered that the key is gone. The store tells the machinery when a validity ends unrenewed, which for
  * explicit leases is a little earlier than the machinery's own {@code start + L}.
  *
  * <p>Fencing: each node's acquire script increments that node's counter; the token is the maximum over the
@@ -298,20 +300,20 @@ final class RedlockStore implements LockStore {
         Round<Set<String>> round = fanOut(null, i -> nodes.get(i).store().renew(names, owner, lease));
         long end = time.nanoTime();
         Map<String, Integer> confirmations = new HashMap<>();
+        Map<String, Integer> denials = new HashMap<>();
         for (int i = 0; i < nodes.size(); i++) {
             Set<String> gone = round.value(i);
             if (gone == null) {
                 continue;
             }
             for (String name : names) {
-                if (!gone.contains(name)) {
-                    confirmations.merge(name, 1, Integer::sum);
-                }
+                (gone.contains(name) ? denials : confirmations).merge(name, 1, Integer::sum);
             }
         }
         long newValidUntil = Validity.validUntil(leaseNanos, start);
         Set<String> lost = new HashSet<>();
         List<String> givenUp = new ArrayList<>();
+        int unconfirmed = 0;
         synchronized (this) {
             for (String name : names) {
                 Validity.Hold hold = holds.get(name);
@@ -325,15 +327,25 @@ final class RedlockStore implements LockStore {
                     continue;
                 }
                 boolean confirmed = confirmations.getOrDefault(name, 0) >= quorum;
+                boolean stillValid = end - hold.validUntil < 0;
                 // counts only if the quorum answered while the hold was still valid, with validity left over
-                if (confirmed && end - hold.validUntil < 0 && end - newValidUntil < 0) {
+                if (confirmed && stillValid && end - newValidUntil < 0) {
                     hold.validUntil = newValidUntil;
+                } else if (stillValid && denials.getOrDefault(name, 0) <= nodes.size() - quorum) {
+                    // Too few answers in time (slow or unreachable nodes, a starved machine), but no majority says
+                    // the key is gone and the current validity has not ended: keep the hold as it is, and let the
+                    // next round try again. checkValidities reports it lost if no round succeeds before it ends.
+                    unconfirmed++;
                 } else {
                     lost.add(name);
                     givenUp.add(name);
                     holds.remove(name);
                 }
             }
+        }
+        if (unconfirmed > 0) {
+            log.warn("Redlock on {}: renewal of {} lock(s) not confirmed by a quorum of {} this round; keeping them "
+                    + "until their validity ends and retrying: {}", address, unconfirmed, quorum, round.problems());
         }
         if (!givenUp.isEmpty()) {
             log.warn("Redlock on {}: renewal of {} lock(s) not confirmed by a quorum of {} within their validity; "

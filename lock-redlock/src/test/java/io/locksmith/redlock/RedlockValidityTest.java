@@ -2,6 +2,7 @@ package io.locksmith.redlock;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.locksmith.LockBackendException;
 import io.locksmith.LockOptions;
 import io.locksmith.spi.Acquisition;
 import io.locksmith.spi.LockStore;
@@ -9,6 +10,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
@@ -27,6 +29,8 @@ class RedlockValidityTest {
     private final AtomicLong now = new AtomicLong(1_000_000_000L);
     private final AtomicLong acquireTakes = new AtomicLong();
     private final AtomicLong renewTakes = new AtomicLong();
+    /** What masters 1 and 2 do with a renewal: pass it on, fail it (no answer), or answer that the key is gone. */
+    private final AtomicReference<String> othersRenew = new AtomicReference<>("pass");
     private String namespace;
     private TestNodes.Opened opened;
 
@@ -36,7 +40,7 @@ class RedlockValidityTest {
         namespace = TestNodes.namespace();
         LockOptions options = LockOptions.builder().namespace(namespace).leaseTime(LEASE)
                 .operationTimeout(Duration.ofSeconds(1)).timeSource(now::get).build();
-        opened = TestNodes.open(3, options, Duration.ofMillis(500), i -> i == 0 ? slowOnTheClock() : UnaryOperator.identity());
+        opened = TestNodes.open(3, options, Duration.ofMillis(500), i -> i == 0 ? slowOnTheClock() : unreliableRenewal());
     }
 
     private UnaryOperator<LockStore> slowOnTheClock() {
@@ -53,6 +57,19 @@ class RedlockValidityTest {
                 Set<String> gone = delegate.renew(names, owner, lease);
                 now.addAndGet(renewTakes.get());
                 return gone;
+            }
+        };
+    }
+
+    private UnaryOperator<LockStore> unreliableRenewal() {
+        return store -> new ForwardingStore(store) {
+            @Override
+            public Set<String> renew(List<String> names, String owner, Duration lease) {
+                return switch (othersRenew.get()) {
+                    case "fail" -> throw new LockBackendException("no answer (injected)");
+                    case "gone" -> Set.copyOf(names);
+                    default -> delegate.renew(names, owner, lease);
+                };
             }
         };
     }
@@ -98,6 +115,45 @@ class RedlockValidityTest {
             renewTakes.set(LEASE.toNanos());
             assertThat(store.renew(List.of("renewed"), owner, LEASE)).as("renewal after the validity ended")
                     .containsExactly("renewed");
+            assertThat(TestNodes.heldAnywhere(3, namespace)).isEmpty();
+        }
+    }
+
+    @Test
+    @DisplayName("a renewal round without a quorum in time keeps the hold while it is valid; a later round renews it")
+    void unansweredRenewalIsRetriedWithinTheValidity() {
+        try (TestNodes.Opened o = opened) {
+            RedlockStore store = o.store();
+            String owner = "owner-under-test";
+            long t0 = now.get();
+            assertThat(store.tryAcquire("kept", owner, LEASE, Duration.ZERO).isAcquired()).isTrue();
+            othersRenew.set("fail");
+            now.set(t0 + LEASE.toNanos() / 4);
+            assertThat(store.renew(List.of("kept"), owner, LEASE)).as("1 of 3 answered, validity left").isEmpty();
+            assertThat(TestNodes.heldAnywhere(3, namespace)).containsExactly("kept");
+            othersRenew.set("pass");
+            now.set(t0 + LEASE.toNanos() / 2);
+            assertThat(store.renew(List.of("kept"), owner, LEASE)).as("quorum again").isEmpty();
+            othersRenew.set("fail");
+            now.set(t0 + LEASE.toNanos() + LEASE.toNanos() / 4);
+            assertThat(store.renew(List.of("kept"), owner, LEASE))
+                    .as("past the first validity, within the renewed one: the second round did extend it").isEmpty();
+            now.set(t0 + LEASE.toNanos() / 2 + LEASE.toNanos());
+            assertThat(store.renew(List.of("kept"), owner, LEASE)).as("the renewed validity has ended")
+                    .containsExactly("kept");
+            assertThat(TestNodes.heldAnywhere(3, namespace)).isEmpty();
+        }
+    }
+
+    @Test
+    @DisplayName("a renewal that a majority answers with 'gone' loses the hold at once, validity or not")
+    void majoritySaysGone() {
+        try (TestNodes.Opened o = opened) {
+            RedlockStore store = o.store();
+            String owner = "owner-under-test";
+            assertThat(store.tryAcquire("denied", owner, LEASE, Duration.ZERO).isAcquired()).isTrue();
+            othersRenew.set("gone");
+            assertThat(store.renew(List.of("denied"), owner, LEASE)).containsExactly("denied");
             assertThat(TestNodes.heldAnywhere(3, namespace)).isEmpty();
         }
     }
