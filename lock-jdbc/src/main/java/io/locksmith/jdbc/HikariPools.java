@@ -31,8 +31,21 @@ final class HikariPools {
         // start without the database: the first lock operation fails with LockBackendException instead
         config.setInitializationFailTimeout(-1);
         config.setAutoCommit(true);
+        config.setTransactionIsolation(defaultIsolation(jdbcUrl));
         config.setExceptionOverrideClassName(BrokenConnectionOverride.class.getName());
         return config;
+    }
+
+    /**
+     * The database's own default isolation level, set explicitly. Left unset, HikariCP reads it from the pool's
+     * first connection, and if that connection dies during the read it goes on setting level -1 on every new
+     * connection, which drivers refuse: the pool never works again (HikariCP issues 1944, 2269). Stating the level
+     * skips the detection. MySQL and MariaDB default to REPEATABLE READ (and a lower level there would break
+     * statement-based binary logging); PostgreSQL and H2 to READ COMMITTED.
+     */
+    static String defaultIsolation(String jdbcUrl) {
+        return jdbcUrl.startsWith("jdbc:mysql:") || jdbcUrl.startsWith("jdbc:mariadb:")
+                ? "TRANSACTION_REPEATABLE_READ" : "TRANSACTION_READ_COMMITTED";
     }
 
     static LockProvider open(JdbcLockProviderFactory.Url url, LockOptions options) {
