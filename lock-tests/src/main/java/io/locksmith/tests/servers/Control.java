@@ -50,6 +50,17 @@ interface Control extends AutoCloseable {
      * @param source where the address came from, e.g. {@code LOCKSMITH_REDIS_URI}
      */
     static Control none(String address, String source) {
+        return none(address, "external, from " + source, "unset " + source + " to let the tests start their own");
+    }
+
+    /**
+     * Returns the control of a server the fixture did not start: every fault throws, explaining why.
+     *
+     * @param address the server's address
+     * @param origin what it is, e.g. "the machine's shared server"
+     * @param advice how to get a server the tests own instead
+     */
+    static Control none(String address, String origin, String advice) {
         return new Control() {
             @Override
             public void kill() {
@@ -78,7 +89,7 @@ interface Control extends AutoCloseable {
 
             @Override
             public String describe() {
-                return "external, from " + source + ": the tests cannot kill, pause or restart it";
+                return origin + ": the tests cannot kill, pause or restart it";
             }
 
             @Override
@@ -87,9 +98,8 @@ interface Control extends AutoCloseable {
             }
 
             private UnsupportedOperationException refused(String fault) {
-                return new UnsupportedOperationException("Cannot " + fault + " " + address + ": it was given by "
-                        + source + ", not started by the tests (check isControllable() first, or unset " + source
-                        + " to let the tests start their own)");
+                return new UnsupportedOperationException("Cannot " + fault + " " + address + ": it is " + origin
+                        + ", not started by the tests (check isControllable() first, or " + advice + ")");
             }
         };
     }

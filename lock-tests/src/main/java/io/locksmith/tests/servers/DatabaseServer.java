@@ -34,6 +34,12 @@ import org.slf4j.LoggerFactory;
  * </ol>
  * Otherwise the factory throws {@link ServerUnavailableException} saying what to install or set. The log (logger
  * {@code io.locksmith.tests.servers.DatabaseServer.mariadb} or {@code ….postgres}) says which path it took.
+ *
+ * <p>The tests must not kill, freeze or restart such a database: the machine's servers are shared with other test
+ * runs and builds. For those faults, {@link #startOwnMariaDb()} and {@link #startOwnPostgres()} start a server of
+ * the tests' own from the database binaries installed on the machine (or in a container, when they are not and a
+ * Docker engine answers), which {@link #kill()}, {@link #pause()}, {@link #resume()} and {@link #restart()} act on;
+ * see {@link #isControllable()}.
  */
 public final class DatabaseServer implements AutoCloseable {
 
@@ -42,6 +48,9 @@ public final class DatabaseServer implements AutoCloseable {
     private static final String LOOPBACK = "127.0.0.1";
     private static final int LOCAL_TIMEOUT_SECONDS = 5;
     private static final Duration CONTAINER_READY_LIMIT = Duration.ofSeconds(120);
+    /** How long a restarted server may take to answer: PostgreSQL and InnoDB replay their logs after a kill. */
+    private static final Duration RESTART_READY_LIMIT = Duration.ofSeconds(90);
+    private static final int PROBE_TIMEOUT_SECONDS = 2;
     private static final Duration KILL_LIMIT = Duration.ofSeconds(10);
     private static final Pattern APPLICATION_NAME = Pattern.compile("[A-Za-z0-9._-]{1,63}");
 
@@ -50,16 +59,16 @@ public final class DatabaseServer implements AutoCloseable {
     private final String user;
     private final String password;
     private final String origin;
-    private final Control container;
+    private final Control control;
 
     private DatabaseServer(Dialect dialect, String jdbcUrl, String user, String password, String origin,
-                           Control container) {
+                           Control control) {
         this.dialect = dialect;
         this.jdbcUrl = jdbcUrl;
         this.user = user;
         this.password = password;
         this.origin = origin;
-        this.container = container;
+        this.control = control;
     }
 
     /**
@@ -83,6 +92,54 @@ public final class DatabaseServer implements AutoCloseable {
     static DatabaseServer start(Dialect dialect, Settings settings) {
         DatabaseServer server = resolve(dialect, settings);
         logger(dialect).info("{} for tests: {}", dialect.displayName(), server);
+        return server;
+    }
+
+    /**
+     * Starts a MariaDB server of the tests' own on a free loopback port, with a fresh data directory and database
+     * {@code test}, user {@code root} without password: from {@code mariadb-install-db} and {@code mariadbd}
+     * ({@code LOCKSMITH_MARIADB_BIN} names their directory if they are not in the usual places or on the PATH), or
+     * else a {@code mariadb:11} container. The tests may kill, pause and restart it; committed data survives a
+     * kill. Starting takes a few seconds: share one per test class.
+     *
+     * @throws ServerUnavailableException if neither the binaries nor Docker can be had, saying what to install or
+     *                                    set
+     */
+    public static DatabaseServer startOwnMariaDb() {
+        return startOwn(Dialect.MARIADB, Settings.system());
+    }
+
+    /**
+     * Starts a PostgreSQL server of the tests' own on a free loopback port, with a fresh data directory and database
+     * {@code test}, user {@code postgres} with trust authentication: from {@code initdb} and {@code postgres}
+     * (run as OS user {@code postgres} when the tests run as root; {@code LOCKSMITH_POSTGRES_BIN} names their
+     * directory if they are not under {@code /usr/lib/postgresql/N/bin} or on the PATH), or else a
+     * {@code postgres:16} container. The tests may kill, pause and restart it; committed data survives a kill.
+     * Starting takes a few seconds: share one per test class.
+     *
+     * @throws ServerUnavailableException if neither the binaries nor Docker can be had, saying what to install or
+     *                                    set
+     */
+    public static DatabaseServer startOwnPostgres() {
+        return startOwn(Dialect.POSTGRES, Settings.system());
+    }
+
+    static DatabaseServer startOwn(Dialect dialect, Settings settings) {
+        if (!dialect.driverPresent()) {
+            throw new ServerUnavailableException("No JDBC driver for " + dialect.displayName()
+                    + " on the test classpath: add " + dialect.driverCoordinates());
+        }
+        Optional<String> unavailable = OwnDatabase.unavailable(dialect, settings);
+        DatabaseServer server;
+        if (unavailable.isEmpty()) {
+            OwnDatabase.Started own = OwnDatabase.start(dialect, settings);
+            server = new DatabaseServer(dialect, own.jdbcUrl(), own.user(), "", own.origin(), own.process());
+        } else if (DockerEngine.reachable()) {
+            server = startContainer(dialect);
+        } else {
+            throw new ServerUnavailableException(unavailable.get() + ", " + DockerEngine.howToGet());
+        }
+        logger(dialect).info("{} of the tests' own: {}", dialect.displayName(), server);
         return server;
     }
 
@@ -112,7 +169,9 @@ public final class DatabaseServer implements AutoCloseable {
                 try {
                     String product = product(dialect, localUrl, user, "");
                     return new DatabaseServer(dialect, localUrl, user, "", "local " + product + " at " + localUrl
-                            + " (user " + user + ")", null);
+                            + " (user " + user + ")", Control.none(localUrl, "the machine's shared server",
+                            "use DatabaseServer.startOwn" + (dialect == Dialect.POSTGRES ? "Postgres" : "MariaDb")
+                                    + "() for a server of the tests' own"));
                 } catch (SQLException e) {
                     if (localFailure == null) {
                         localFailure = localUrl + " refused user " + user + " (" + Await.describe(e) + ")";
@@ -143,7 +202,7 @@ public final class DatabaseServer implements AutoCloseable {
         try {
             String product = product(dialect, url.text(), user, password);
             return new DatabaseServer(dialect, url.text(), user, password, product + " at " + url.text() + " from "
-                    + url.source() + " (user " + user + ")", null);
+                    + url.source() + " (user " + user + ")", Control.none(url.text(), url.source()));
         } catch (SQLException e) {
             throw new ServerUnavailableException(url.source() + " names " + url.text() + " but user " + user
                     + " cannot connect (" + Await.describe(e) + "): fix the URL, or set "
@@ -173,9 +232,38 @@ public final class DatabaseServer implements AutoCloseable {
         }
     }
 
+    /**
+     * Waits until the server at {@code url} answers {@code select 1} and returns its product; every probe is bounded
+     * by connect and socket timeouts, so a frozen server costs a probe its timeout, not a hang.
+     *
+     * @param control checked between probes, so that a server that died fails at once
+     */
+    static String awaitAnswers(Dialect dialect, String url, String user, String password, Control control,
+                               Duration limit, String failure) {
+        String[] product = new String[1];
+        Await.until(failure, limit, () -> {
+            control.checkRunning();
+            Properties properties = properties(dialect, user, password);
+            dialect.addTimeouts(properties, PROBE_TIMEOUT_SECONDS);
+            dialect.addSocketTimeout(properties, PROBE_TIMEOUT_SECONDS);
+            product[0] = product(url, properties);
+            return true;
+        });
+        return product[0];
+    }
+
+    /** Opens a connection with the fixture's timeouts; the caller closes it. */
+    static Connection connect(Dialect dialect, String url, String user, String password) throws SQLException {
+        return DriverManager.getConnection(url, properties(dialect, user, password));
+    }
+
     /** Connects once, runs {@code select 1} and returns the product, such as "MariaDB 10.11.19-MariaDB". */
     private static String product(Dialect dialect, String url, String user, String password) throws SQLException {
-        try (Connection connection = DriverManager.getConnection(url, properties(dialect, user, password));
+        return product(url, properties(dialect, user, password));
+    }
+
+    private static String product(String url, Properties properties) throws SQLException {
+        try (Connection connection = DriverManager.getConnection(url, properties);
              Statement statement = connection.createStatement();
              ResultSet one = statement.executeQuery("select 1")) {
             one.next();
@@ -242,7 +330,7 @@ public final class DatabaseServer implements AutoCloseable {
      * @throws IllegalStateException if the server has no connection with that id
      */
     public void killConnection(long connectionId) throws SQLException {
-        if (kill(List.of(connectionId)) == 0) {
+        if (killConnections(List.of(connectionId)) == 0) {
             throw new IllegalStateException("No connection " + connectionId + " to kill on " + origin);
         }
     }
@@ -257,7 +345,7 @@ public final class DatabaseServer implements AutoCloseable {
     public int killConnectionsNamed(String applicationName) throws SQLException {
         String name = checkedApplicationName(applicationName);
         try (Connection admin = openConnection()) {
-            return kill(admin, Dialect.numbers(admin, dialect.byApplicationNameQuery(admin, origin), name));
+            return killConnections(admin, Dialect.numbers(admin, dialect.byApplicationNameQuery(admin, origin), name));
         }
     }
 
@@ -268,17 +356,17 @@ public final class DatabaseServer implements AutoCloseable {
      */
     public int killConnectionsOfUser(String user) throws SQLException {
         try (Connection admin = openConnection()) {
-            return kill(admin, Dialect.numbers(admin, dialect.byUserQuery(), user));
+            return killConnections(admin, Dialect.numbers(admin, dialect.byUserQuery(), user));
         }
     }
 
-    private int kill(List<Long> ids) throws SQLException {
+    private int killConnections(List<Long> ids) throws SQLException {
         try (Connection admin = openConnection()) {
-            return kill(admin, ids);
+            return killConnections(admin, ids);
         }
     }
 
-    private int kill(Connection admin, List<Long> ids) throws SQLException {
+    private int killConnections(Connection admin, List<Long> ids) throws SQLException {
         int killed = 0;
         for (long id : ids) {
             if (dialect.kill(admin, id)) {
@@ -306,12 +394,67 @@ public final class DatabaseServer implements AutoCloseable {
         return applicationName;
     }
 
-    /** Stops the container if the tests started one; a local or given server is left alone. */
+    /**
+     * Returns whether {@link #kill()}, {@link #pause()}, {@link #resume()} and {@link #restart()} work: true for
+     * the servers of {@link #startOwnMariaDb()} and {@link #startOwnPostgres()} and for containers, false for the
+     * machine's shared servers and for given URLs.
+     */
+    public boolean isControllable() {
+        return control.isControllable();
+    }
+
+    /**
+     * Kills the server abruptly, as a crash would (SIGKILL to the server and every process it started, or
+     * {@code docker kill}); its port then refuses connections and its clients' connections fail. What it had not
+     * yet written to its log files is lost; committed data is not.
+     *
+     * @throws UnsupportedOperationException if not {@link #isControllable()}
+     */
+    public void kill() {
+        control.kill();
+    }
+
+    /**
+     * Freezes the server (SIGSTOP to the server and every process it started, or {@code docker pause}): it accepts
+     * connections but answers nothing, and keeps every open transaction and its locks.
+     *
+     * @throws UnsupportedOperationException if not {@link #isControllable()}
+     */
+    public void pause() {
+        control.pause();
+    }
+
+    /**
+     * Unfreezes a paused server (SIGCONT, or {@code docker unpause}) and waits until it answers {@code select 1}.
+     *
+     * @throws UnsupportedOperationException if not {@link #isControllable()}
+     */
+    public void resume() {
+        control.resume();
+        awaitAnswers(dialect, jdbcUrl, user, password, control, RESTART_READY_LIMIT, this
+                + " did not answer select 1 after resume");
+    }
+
+    /**
+     * Starts the server again on the same port and data, killing it first if it runs, and waits until it answers
+     * {@code select 1} (after replaying its logs when it was killed).
+     *
+     * @throws UnsupportedOperationException if not {@link #isControllable()}
+     */
+    public void restart() {
+        control.restart();
+        awaitAnswers(dialect, jdbcUrl, user, password, control, RESTART_READY_LIMIT, this
+                + " did not answer select 1 after restart");
+        logger(dialect).info("{} for tests restarted: {} ({})", dialect.displayName(), this, control.describe());
+    }
+
+    /**
+     * Stops a server of the tests' own and deletes its data, or stops the container; a local or given server is
+     * left alone.
+     */
     @Override
     public void close() {
-        if (container != null) {
-            container.close();
-        }
+        control.close();
     }
 
     /** Returns which path the database took, e.g. "local MariaDB 10.11.19-MariaDB at jdbc:mariadb://… (user root)". */

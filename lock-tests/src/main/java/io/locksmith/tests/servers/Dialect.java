@@ -55,6 +55,11 @@ enum Dialect {
         }
 
         @Override
+        void addSocketTimeout(Properties properties, int seconds) {
+            properties.setProperty("socketTimeout", Integer.toString(seconds * 1000));
+        }
+
+        @Override
         String connectionIdQuery() {
             return "SELECT CONNECTION_ID()";
         }
@@ -139,6 +144,11 @@ enum Dialect {
         }
 
         @Override
+        void addSocketTimeout(Properties properties, int seconds) {
+            properties.setProperty("socketTimeout", Integer.toString(seconds));
+        }
+
+        @Override
         String connectionIdQuery() {
             return "SELECT pg_backend_pid()";
         }
@@ -214,6 +224,12 @@ enum Dialect {
     /** Adds the driver's connect and login timeouts to connection properties. */
     abstract void addTimeouts(Properties properties, int seconds);
 
+    /**
+     * Adds the driver's timeout on every read from the server, so that a probe of a frozen server (one that
+     * accepted the connection but answers nothing) fails instead of waiting forever.
+     */
+    abstract void addSocketTimeout(Properties properties, int seconds);
+
     /** Returns the query giving the id the server knows the current connection by. */
     abstract String connectionIdQuery();
 
@@ -236,7 +252,12 @@ enum Dialect {
 
     /** Returns the URL of database {@code test} at {@code host:port}. */
     String url(String host, int port) {
-        return scheme() + "://" + host + ":" + port + "/" + DatabaseServer.DATABASE;
+        return url(host, port, DatabaseServer.DATABASE);
+    }
+
+    /** Returns the URL of {@code database} at {@code host:port}; an empty name for none (MariaDB, MySQL). */
+    String url(String host, int port, String database) {
+        return scheme() + "://" + host + ":" + port + "/" + database;
     }
 
     /** Runs {@code query}, which takes one parameter and returns one integer column, and returns that column. */

@@ -9,6 +9,7 @@ package io.locksmith.tests.servers;
 enum OptionalDependency {
     TESTCONTAINERS("org.testcontainers.DockerClientFactory", "org.testcontainers:testcontainers"),
     CURATOR_TEST("org.apache.curator.test.TestingServer", "org.apache.curator:curator-test"),
+    ZOOKEEPER_SERVER(ZooKeeperProcess.MAIN_CLASS, "org.apache.zookeeper:zookeeper"),
     MARIADB_DRIVER("org.mariadb.jdbc.Driver", "org.mariadb.jdbc:mariadb-java-client"),
     MYSQL_DRIVER("com.mysql.cj.jdbc.Driver", "com.mysql:mysql-connector-j"),
     POSTGRES_DRIVER("org.postgresql.Driver", "org.postgresql:postgresql");

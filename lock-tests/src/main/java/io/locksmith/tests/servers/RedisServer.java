@@ -47,7 +47,6 @@ public final class RedisServer implements AutoCloseable {
     private static final String LOOPBACK = "127.0.0.1";
     private static final String IMAGE = "redis:7";
     private static final int DEFAULT_PORT = 6379;
-    private static final int PORT_ATTEMPTS = 3;
     private static final Duration READY_LIMIT = Duration.ofSeconds(30);
     private static final Duration GIVEN_READY_LIMIT = Duration.ofSeconds(10);
     private static final Duration PROBE_TIMEOUT = Duration.ofSeconds(2);
@@ -219,37 +218,25 @@ public final class RedisServer implements AutoCloseable {
     }
 
     private static RedisServer startLocal(Path binary, List<String> extraArgs) {
-        ServerUnavailableException portTaken = null;
-        for (int attempt = 0; attempt < PORT_ATTEMPTS; attempt++) {
-            int port = Tcp.freePort();
-            LocalProcess process;
-            try {
+        try {
+            return LocalProcess.startOnFreePort(port -> {
                 Path directory = Files.createTempDirectory("locksmith-redis-");
                 List<String> command = new ArrayList<>(List.of(binary.toString(),
                         "--port", Integer.toString(port), "--bind", LOOPBACK,
                         "--save", "", "--appendonly", "no", "--daemonize", "no",
                         "--dir", directory.toString()));
                 command.addAll(extraArgs);
-                process = LocalProcess.start("redis-server", command, directory);
-            } catch (IOException e) {
-                throw new ServerUnavailableException("Could not start " + binary + ": " + Await.describe(e), e);
-            }
-            try {
+                return LocalProcess.start("redis-server", command, directory);
+            }, (port, process) -> {
                 awaitAnswers(LOOPBACK, port, null, process, binary + " on " + LOOPBACK + ":" + port
                         + " did not answer PING");
-            } catch (ServerUnavailableException e) {
-                boolean retry = process.logContains("Address already in use");
-                process.close();
-                if (!retry) {
-                    throw e;
-                }
-                portTaken = e;
-                continue;
-            }
-            String origin = "local redis-server " + version(LOOPBACK, port, null) + " on " + LOOPBACK + ":" + port;
-            return new RedisServer("redis://" + LOOPBACK + ":" + port, LOOPBACK, port, null, origin, process);
+                String origin = "local redis-server " + version(LOOPBACK, port, null) + " on " + LOOPBACK + ":"
+                        + port;
+                return new RedisServer("redis://" + LOOPBACK + ":" + port, LOOPBACK, port, null, origin, process);
+            });
+        } catch (IOException e) {
+            throw new ServerUnavailableException("Could not start " + binary + ": " + Await.describe(e), e);
         }
-        throw portTaken;
     }
 
     private static RedisServer startContainer(List<String> extraArgs) {

@@ -11,7 +11,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A standalone ZooKeeper server for tests, found or started per run, that the tests can kill and restart when they
- * own it.
+ * own it, and also freeze when it runs in a process of its own ({@link #startProcess()}).
  *
  * <p>The server comes from the first of these that applies:
  * <ol>
@@ -24,6 +24,9 @@ import org.slf4j.LoggerFactory;
  * </ol>
  * Otherwise {@link #start()} throws {@link ServerUnavailableException} saying what to add or set. The log says which
  * path the server took. For an ensemble see {@link ZooKeeperCluster}.
+ *
+ * <p>{@link #startProcess()} always starts a server of its own in a child JVM, which a fault can kill with SIGKILL
+ * (the in-JVM server can only be stopped) or freeze with SIGSTOP.
  */
 public final class ZooKeeperServer implements AutoCloseable {
 
@@ -54,6 +57,23 @@ public final class ZooKeeperServer implements AutoCloseable {
      */
     public static ZooKeeperServer start() {
         return start(Settings.system());
+    }
+
+    /**
+     * Returns a standalone ZooKeeper server in a child JVM of its own ({@code ZooKeeperServerMain} on this JVM's class
+     * path, on a free loopback port, with the tick and least session timeout of the in-JVM server): {@link #kill()}
+     * sends it SIGKILL, {@link #pause()} SIGSTOP. It needs nothing installed, so {@code LOCKSMITH_ZOOKEEPER} does not
+     * apply: the point of this server is that the tests own its process.
+     *
+     * @throws ServerUnavailableException if ZooKeeper's classes are not on the class path or the server does not
+     *     come up, saying why
+     */
+    public static ZooKeeperServer startProcess() {
+        ZooKeeperProcess.Started started = ZooKeeperProcess.start();
+        ZooKeeperServer server = new ZooKeeperServer(started.address(), "ZooKeeper " + started.version()
+                + " in its own JVM on " + started.address(), started.process());
+        LOG.info("ZooKeeper for tests: {}", server);
+        return server;
     }
 
     static ZooKeeperServer start(Settings settings) {
@@ -174,8 +194,8 @@ public final class ZooKeeperServer implements AutoCloseable {
     }
 
     /**
-     * Stops the server, keeping its data ({@code TestingServer.stop()}, or {@code docker kill}); sessions can then
-     * only reconnect after {@link #restart()}.
+     * Stops the server, keeping its data ({@code TestingServer.stop()}, SIGKILL for {@link #startProcess()}, or
+     * {@code docker kill}); sessions can then only reconnect after {@link #restart()}.
      *
      * @throws UnsupportedOperationException if not {@link #isControllable()}
      */
@@ -192,6 +212,26 @@ public final class ZooKeeperServer implements AutoCloseable {
         control.restart();
         awaitServing(connectString, control, origin + " did not serve requests after restart");
         LOG.info("ZooKeeper for tests restarted: {}", this);
+    }
+
+    /**
+     * Freezes the server (SIGSTOP for {@link #startProcess()}, or {@code docker pause}): it accepts connections but
+     * answers nothing, sends no pings and expires no sessions until {@link #resume()}.
+     *
+     * @throws UnsupportedOperationException for an in-JVM server, or if not {@link #isControllable()}
+     */
+    public void pause() {
+        control.pause();
+    }
+
+    /**
+     * Unfreezes a paused server (SIGCONT, or {@code docker unpause}) and waits until it serves requests.
+     *
+     * @throws UnsupportedOperationException for an in-JVM server, or if not {@link #isControllable()}
+     */
+    public void resume() {
+        control.resume();
+        awaitServing(connectString, control, origin + " did not serve requests after resume");
     }
 
     /** Stops a server the tests started and deletes its data; a given server is left alone. */

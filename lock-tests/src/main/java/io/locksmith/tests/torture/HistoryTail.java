@@ -86,13 +86,21 @@ final class HistoryTail {
         return new TreeSet<>(holding.values());
     }
 
-    /** When the worker last acquired {@code name} ({@link System#nanoTime()}), or {@link Long#MIN_VALUE}. */
-    synchronized long lastAcquired(int name) {
-        return lastAcquired[name];
+    /**
+     * Whether the worker acquired {@code name} after {@code nanos} ({@link System#nanoTime()}). A worker that never
+     * acquired it has not: its {@link Long#MIN_VALUE} must not take part in the overflow-safe difference, where it
+     * would wrap around to "later".
+     */
+    synchronized boolean acquiredAfter(int name, long nanos) {
+        return acquiredAfter(lastAcquired[name], nanos);
     }
 
-    /** When the worker last acquired any name, or {@link Long#MIN_VALUE}. */
-    synchronized long lastAcquired() {
-        return Arrays.stream(lastAcquired).max().orElse(Long.MIN_VALUE);
+    /** Whether the worker acquired any name after {@code nanos}. */
+    synchronized boolean acquiredAnyAfter(long nanos) {
+        return Arrays.stream(lastAcquired).anyMatch(last -> acquiredAfter(last, nanos));
+    }
+
+    private static boolean acquiredAfter(long last, long nanos) {
+        return last != Long.MIN_VALUE && last - nanos > 0;
     }
 }

@@ -568,9 +568,9 @@ public final class TortureRun {
             while (System.nanoTime() - deadline < 0) {
                 workers.forEach(w -> w.tail.update());
                 boolean recovered = holding.isEmpty()
-                        ? workers.stream().anyMatch(w -> w.tail.lastAcquired() - end > 0)
+                        ? workers.stream().anyMatch(w -> w.tail.acquiredAnyAfter(end))
                         : holding.stream().allMatch(e -> e.names.stream().allMatch(n -> workers.stream()
-                                .anyMatch(w -> w != e.worker && w.tail.lastAcquired(n) - e.nanos > 0)));
+                                .anyMatch(w -> w != e.worker && w.tail.acquiredAfter(n, e.nanos))));
                 if (recovered) {
                     return;
                 }

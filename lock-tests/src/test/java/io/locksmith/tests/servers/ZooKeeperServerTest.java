@@ -6,7 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
@@ -15,7 +17,7 @@ import org.apache.curator.retry.RetryNTimes;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
-@DisplayName("ZooKeeperServer fixture (in-JVM TestingServer)")
+@DisplayName("ZooKeeperServer fixture (in-JVM TestingServer, or in its own process)")
 class ZooKeeperServerTest {
 
     @Test
@@ -48,6 +50,58 @@ class ZooKeeperServerTest {
             try (CuratorFramework client = connect(connectString)) {
                 assertThat(client.checkExists().forPath("/before-kill")).isNotNull();
             }
+        }
+    }
+
+    @Test
+    @DisplayName("own process: kill -9 refuses connections; restart serves the same data on the same port")
+    void processKillAndRestart() throws Exception {
+        try (ZooKeeperServer server = ZooKeeperServer.startProcess()) {
+            assertThat(server.isControllable()).isTrue();
+            assertThat(server.toString()).startsWith("ZooKeeper 3.").contains("in its own JVM", "own process, pid ");
+            String connectString = server.connectString();
+            try (CuratorFramework client = connect(connectString)) {
+                client.create().forPath("/before-kill", "kept".getBytes(StandardCharsets.UTF_8));
+            }
+
+            server.kill();
+            assertThatThrownBy(() -> openSocket(connectString)).isInstanceOf(ConnectException.class);
+
+            server.restart();
+            assertThat(server.connectString()).isEqualTo(connectString);
+            try (CuratorFramework client = connect(connectString)) {
+                assertThat(new String(client.getData().forPath("/before-kill"), StandardCharsets.UTF_8))
+                        .isEqualTo("kept");
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("own process: pause (SIGSTOP) leaves a request unanswered; resume serves again")
+    void processPauseAndResume() throws Exception {
+        try (ZooKeeperServer server = ZooKeeperServer.startProcess()) {
+            String connectString = server.connectString();
+            int colon = connectString.lastIndexOf(':');
+            server.pause();
+            try {
+                assertThatThrownBy(() -> Tcp.exchange(connectString.substring(0, colon),
+                        Integer.parseInt(connectString.substring(colon + 1)), "ruok", Duration.ofMillis(300)))
+                        .isInstanceOf(SocketTimeoutException.class);
+            } finally {
+                server.resume();
+            }
+            try (CuratorFramework client = connect(connectString)) {
+                client.create().forPath("/after-resume");
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("in-JVM server: pause is refused, saying why")
+    void inJvmServerCannotPause() {
+        try (ZooKeeperServer server = ZooKeeperServer.start()) {
+            assertThatThrownBy(server::pause).isInstanceOf(UnsupportedOperationException.class)
+                    .hasMessageContaining("cannot be paused");
         }
     }
 
