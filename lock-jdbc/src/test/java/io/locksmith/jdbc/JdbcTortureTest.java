@@ -30,6 +30,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.h2.tools.Server;
@@ -51,7 +52,10 @@ import org.junit.jupiter.api.TestInstance;
  * <p>MariaDB and PostgreSQL are the machine's shared system services, so the tests never kill, restart or freeze
  * them (other tests and builds use them at the same time); they drop only the workers' own connections: on
  * PostgreSQL by application name, on MariaDB (whose performance_schema may be off, so that it does not know
- * application names) by a database user made for this class and dropped after it.
+ * application names) by a database user made for this class and dropped after it. The server faults run on private
+ * servers instead ({@link DatabaseServer#startOwnMariaDb()}, {@link DatabaseServer#startOwnPostgres()}: processes of
+ * the test's own, from the machine's binaries, on free ports), which are killed with SIGKILL and restarted on the
+ * same data, or frozen with SIGSTOP for longer than the lease and resumed.
  *
  * <p>Bounds on a killed client's locks: lease mode, the lease plus a renewal period plus the second the runner allows
  * for the waiters to notice; session mode, at once (the database rolls back when the connection dies) plus that
@@ -61,8 +65,12 @@ import org.junit.jupiter.api.TestInstance;
  *
  * <p>The short profile (every build) runs a subset of the database × mode × fault matrix that still covers every
  * database, mode and fault: per database one run without faults in one mode, and one run in the other mode in which
- * the connections are dropped, then a client is killed, then a client is frozen; and on H2 one server restart. The
- * long profile ({@code -Dlocksmith.torture=long}) runs all of the matrix, one run per fault, each fault repeated.
+ * the connections are dropped, then a client is killed, then a client is frozen; per private server one run in
+ * lease mode in which the server is killed and restarted, then frozen; and on H2 one server restart. The long
+ * profile ({@code -Dlocksmith.torture=long}) runs all of the matrix, one run per fault, each fault repeated.
+ *
+ * <p>Session mode's tokens come from counters that only a commit makes durable, and session mode never commits: a
+ * server kill can make them go back (docs/reliability.md), which the long profile's session-mode kill runs report.
  */
 @Tag("torture")
 @DisplayName("JDBC under torture: many client processes, faults")
@@ -82,7 +90,9 @@ class JdbcTortureTest {
         DROP_CONNECTIONS("database drops the connections", 4, Duration.ofSeconds(3)),
         CLIENT_KILL("client kill -9", 4, Duration.ofSeconds(4)),
         CLIENT_PAUSE("client SIGSTOP past lease", 4, Duration.ofSeconds(7)),
-        SERVER_RESTART("server stop + restart", 4, Duration.ofSeconds(4));
+        SERVER_RESTART("server stop + restart", 4, Duration.ofSeconds(4)),
+        SERVER_KILL("server kill -9 + restart", 4, Duration.ofSeconds(8)),
+        SERVER_PAUSE("server SIGSTOP past lease", 4, Duration.ofSeconds(10));
 
         final String label;
         final int longTimes;
@@ -149,11 +159,10 @@ class JdbcTortureTest {
     /**
      * Runs {@code scenario} against the workers' URI for its mode and checks what the issue expects.
      *
-     * @param dropConnections kills the workers' connections from the server side and returns how many
-     * @param serverRestart stops and restarts the database server, where the test may
+     * @param storeFaults the faults of the database of each store-side kind the scenario uses
      */
     private static void run(String database, Scenario scenario, Function<Mode, String> uri,
-                            ConnectionKiller dropConnections, Fault serverRestart) {
+                            Map<Kind, Fault> storeFaults) {
         Mode mode = scenario.mode();
         TortureRun.Builder run = TortureRun.builder("jdbc-" + database + "-" + mode(mode), uri.apply(mode))
                 .processes(3)
@@ -180,14 +189,14 @@ class JdbcTortureTest {
         boolean repeat = PROFILE == TortureProfile.LONG;
         for (Kind kind : scenario.kinds()) {
             Fault fault = switch (kind) {
-                case DROP_CONNECTIONS -> Fault.named(kind.label, r -> {
-                    awaitWorking(r);
-                    assertThat(dropConnections.killUnchecked()).as("connections of the workers killed").isPositive();
-                });
                 case CLIENT_KILL -> Fault.killClientHolding();
                 case CLIENT_PAUSE -> Fault.pauseClientPastLease();
-                case SERVER_RESTART -> serverRestart;
-                default -> throw new AssertionError(kind);
+                case NONE -> throw new AssertionError(kind);
+                default -> {
+                    Fault store = storeFaults.get(kind);
+                    assertThat(store).as("the %s fault of %s", kind.label, database).isNotNull();
+                    yield store;
+                }
             };
             byName.put(fault.name(), kind);
             if (repeat) {
@@ -247,6 +256,43 @@ class JdbcTortureTest {
 
     private static Stream<DynamicTest> tests(List<Scenario> scenarios, Function<Scenario, Runnable> run) {
         return scenarios.stream().map(s -> DynamicTest.dynamicTest(s.displayName(), () -> run.apply(s).run()));
+    }
+
+    /** The workers' connections killed from the server side, once every worker has held a lock. */
+    private static Fault dropConnections(ConnectionKiller killer) {
+        return Fault.named(Kind.DROP_CONNECTIONS.label, r -> {
+            awaitWorking(r);
+            assertThat(killer.killUnchecked()).as("connections of the workers killed").isPositive();
+        });
+    }
+
+    /** The server killed with SIGKILL (with every process it started) and restarted on the same data 1 s later. */
+    private static Fault serverKill(DatabaseServer server) {
+        return Fault.named(Kind.SERVER_KILL.label, r -> {
+            awaitWorking(r);
+            server.kill();
+            try {
+                r.sleep(Duration.ofSeconds(1));
+            } finally {
+                server.restart();
+            }
+        });
+    }
+
+    /**
+     * The server frozen with SIGSTOP (with every process it started) for as long as a frozen client, twice the lease
+     * and a renewal period, so that every hold's lease ends while it cannot be renewed; then resumed.
+     */
+    private static Fault serverPause(DatabaseServer server) {
+        return Fault.named(Kind.SERVER_PAUSE.label, r -> {
+            awaitWorking(r);
+            server.pause();
+            try {
+                r.sleep(pause());
+            } finally {
+                server.resume();
+            }
+        });
     }
 
     /** Kills the workers' connections from the server side and returns how many it killed. */
@@ -320,7 +366,7 @@ class JdbcTortureTest {
                     : List.of(new Scenario(Mode.LEASE, Kind.NONE), new Scenario(Mode.SESSION,
                             Kind.DROP_CONNECTIONS, Kind.CLIENT_KILL, Kind.CLIENT_PAUSE));
             return tests(scenarios, s -> () -> JdbcTortureTest.run("mariadb", s, this::uri,
-                    () -> server.killConnectionsOfUser(user), null));
+                    Map.of(Kind.DROP_CONNECTIONS, dropConnections(() -> server.killConnectionsOfUser(user)))));
         }
     }
 
@@ -364,8 +410,77 @@ class JdbcTortureTest {
                     ? all(Kind.NONE, Kind.DROP_CONNECTIONS, Kind.CLIENT_KILL, Kind.CLIENT_PAUSE)
                     : List.of(new Scenario(Mode.SESSION, Kind.NONE), new Scenario(Mode.LEASE,
                             Kind.DROP_CONNECTIONS, Kind.CLIENT_KILL, Kind.CLIENT_PAUSE));
+            Fault drop = dropConnections(() -> server.killConnectionsNamed(applicationName));
             return tests(scenarios, s -> () -> JdbcTortureTest.run("postgres", s, this::uri,
-                    () -> server.killConnectionsNamed(applicationName), null));
+                    Map.of(Kind.DROP_CONNECTIONS, drop)));
+        }
+    }
+
+    /**
+     * A private MariaDB or PostgreSQL server, started for this class from the machine's binaries, which the test kills
+     * and restarts, and freezes past the lease. In the short profile one run in {@code shortMode} injects both
+     * faults, one after the other; the long profile runs each fault in each mode, repeated.
+     */
+    abstract static class OwnServer {
+
+        private final String database;
+        private final Mode shortMode;
+        private final Supplier<DatabaseServer> starter;
+        private final String table = "lt_torture_" + randomSuffix();
+        private DatabaseServer server;
+
+        OwnServer(String database, Mode shortMode, Supplier<DatabaseServer> starter) {
+            this.database = database;
+            this.shortMode = shortMode;
+            this.starter = starter;
+        }
+
+        @BeforeAll
+        void start() {
+            server = starter.get();
+            assertThat(server.isControllable()).as("%s is the test's own", server).isTrue();
+        }
+
+        @AfterAll
+        void stop() {
+            if (server != null) {
+                server.close(); // its data goes with it
+            }
+        }
+
+        private String uri(Mode mode) {
+            return withParameters(server.jdbcUrl(), "user=" + server.user(), "locksmith.table=" + table,
+                    "locksmith.mode=" + mode(mode), "locksmith.poolSize=" + POOL_SIZE);
+        }
+
+        @TestFactory
+        @DisplayName("torture runs")
+        Stream<DynamicTest> runs() {
+            List<Scenario> scenarios = PROFILE == TortureProfile.LONG ? all(Kind.SERVER_KILL, Kind.SERVER_PAUSE)
+                    : List.of(new Scenario(shortMode, Kind.SERVER_KILL, Kind.SERVER_PAUSE));
+            Map<Kind, Fault> faults = Map.of(Kind.SERVER_KILL, serverKill(server),
+                    Kind.SERVER_PAUSE, serverPause(server));
+            return tests(scenarios, s -> () -> JdbcTortureTest.run(database, s, this::uri, faults));
+        }
+    }
+
+    @Nested
+    @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+    @DisplayName("on a private MariaDB")
+    class OwnMariaDb extends OwnServer {
+
+        OwnMariaDb() {
+            super("mariadb", Mode.LEASE, DatabaseServer::startOwnMariaDb);
+        }
+    }
+
+    @Nested
+    @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+    @DisplayName("on a private PostgreSQL")
+    class OwnPostgres extends OwnServer {
+
+        OwnPostgres() {
+            super("postgres", Mode.LEASE, DatabaseServer::startOwnPostgres);
         }
     }
 
@@ -413,7 +528,8 @@ class JdbcTortureTest {
                     server.start();
                 }
             });
-            return tests(scenarios, s -> () -> JdbcTortureTest.run("h2-tcp", s, this::uri, () -> 0, restart));
+            return tests(scenarios, s -> () -> JdbcTortureTest.run("h2-tcp", s, this::uri,
+                    Map.of(Kind.SERVER_RESTART, restart)));
         }
     }
 

@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -28,17 +29,18 @@ import org.junit.jupiter.api.Test;
  * redis-server processes) hammering a few locks while masters or clients are killed or frozen; see
  * {@code docs/reliability.md}.
  *
- * <p>Two sets of five masters. The outages kill masters with SIGKILL and restart them at once, so those masters
+ * <p>Two sets of five masters. The kill outages kill masters with SIGKILL and restart them at once, so those masters
  * run with {@code appendonly yes} and {@code appendfsync always} and restart on their own data: docs/redlock.md
  * requires that a restarted master keep its data (or stay down longer than the longest lease), both for exclusion
  * (a master that comes back empty can grant a lock another client holds on it) and for the fencing counters (a
- * majority that comes back empty lets tokens go back). The run without faults and the client faults never restart
- * a master, so they use masters without persistence, as the module's other tests do, and go faster.
+ * majority that comes back empty lets tokens go back). The run without faults, the client faults and the pauses
+ * (SIGSTOP, then SIGCONT: a frozen master keeps its data and its connections) never restart a master, so they use
+ * masters without persistence, as the module's other tests do, and go faster.
  *
  * <p>The per-master timeout is 100 ms (a tenth of the faulted runs' lease) rather than the default 50 ms: on a
  * small machine shared by five servers, the worker JVMs and a build, 50 ms answers are not the rule. The short
  * profile injects each fault once; the long one ({@code -Dlocksmith.torture=long}, {@code mvn -Ptorture}) ten
- * times, and does about a million guarded increments over the five runs.
+ * times, and does about a million guarded increments over the seven runs.
  */
 @Tag("torture")
 @DisplayName("torture: many processes on Redlock over five masters")
@@ -65,7 +67,7 @@ class RedlockTortureTest {
     private static final int FAULTS = PROFILE.pick(1, 10);
     /** Between the starts of two injections of a fault in the long profile (or right after recovery, if later). */
     private static final Duration FAULT_PERIOD = Duration.ofSeconds(7);
-    /** How long an outage lasts before its masters are restarted: longer than the lease. */
+    /** How long an outage lasts before its masters are restarted or resumed: longer than the lease. */
     private static final Duration OUTAGE = Duration.ofSeconds(2);
 
     private static List<RedisServer> plain;
@@ -117,24 +119,41 @@ class RedlockTortureTest {
                 .faults(Duration.ofMillis(300), FAULT_PERIOD, FAULTS, fault);
     }
 
+    /** How an outage takes masters away and brings them back. */
+    private enum Outage {
+        /** SIGKILL, then a restart on their data: for the durable set. */
+        KILL(RedisServer::kill, RedisServer::restart),
+        /** SIGSTOP, then SIGCONT: they keep their connections and data, accept connections, answer nothing. */
+        PAUSE(RedisServer::pause, RedisServer::resume);
+
+        private final Consumer<RedisServer> begin;
+        private final Consumer<RedisServer> end;
+
+        Outage(Consumer<RedisServer> begin, Consumer<RedisServer> end) {
+            this.begin = begin;
+            this.end = end;
+        }
+    }
+
     /**
-     * Kills the masters {@code victims} of the durable set with SIGKILL, runs {@code during} while they are down,
-     * waits out the rest of the outage, and restarts them on their data.
+     * Takes the masters {@code victims} of {@code masters} away ({@code how}), runs {@code during} while they are
+     * away, waits out the rest of the outage, and brings them back.
      */
-    private static Fault outage(String name, List<Integer> victims, Probe during) {
+    private static Fault outage(String name, List<RedisServer> masters, Outage how, List<Integer> victims,
+                                Probe during) {
         return Fault.named(name, run -> {
-            try (LockProvider probe = LockProvider.open(uri(durable), LockOptions.builder()
+            try (LockProvider probe = LockProvider.open(uri(masters), LockOptions.builder()
                     .namespace("torture-probe").leaseTime(LEASE).operationTimeout(OPERATION_TIMEOUT).build())) {
                 long start = System.nanoTime();
                 try {
-                    victims.forEach(i -> durable.get(i).kill());
+                    victims.forEach(i -> how.begin.accept(masters.get(i)));
                     during.check(probe.getLock("probe"));
                     Duration left = OUTAGE.minusNanos(System.nanoTime() - start);
                     if (!left.isNegative()) {
                         run.sleep(left);
                     }
                 } finally {
-                    victims.forEach(i -> durable.get(i).restart());
+                    victims.forEach(i -> how.end.accept(masters.get(i)));
                 }
             }
         });
@@ -166,8 +185,36 @@ class RedlockTortureTest {
     @Test
     @DisplayName("2 of 5 masters killed -9 and restarted: locks are still granted meanwhile, nothing unsafe")
     void minorityOutage() {
+        minorityDown("redlock minority kill -9 (2 of 5) + restart", durable, Outage.KILL);
+    }
+
+    @Test
+    @DisplayName("3 of 5 masters killed -9 for 2 s and restarted: calls fail within their timeouts, then recover")
+    void majorityOutage() {
+        majorityDown("redlock majority kill -9 (3 of 5) + restart", durable, Outage.KILL);
+    }
+
+    @Test
+    @DisplayName("2 of 5 masters frozen (SIGSTOP) for 2 s, past the lease, then SIGCONT: locks are still granted"
+            + " meanwhile, nothing unsafe")
+    void minorityPause() {
+        minorityDown("redlock minority SIGSTOP (2 of 5) past lease", plain, Outage.PAUSE);
+    }
+
+    @Test
+    @DisplayName("3 of 5 masters frozen (SIGSTOP) for 2 s, past the lease, then SIGCONT: calls fail within their"
+            + " timeouts, then recover")
+    void majorityPause() {
+        majorityDown("redlock majority SIGSTOP (3 of 5) past lease", plain, Outage.PAUSE);
+    }
+
+    /**
+     * A run in which masters 3 and 4 of {@code masters} go away ({@code how}) for the outage, {@link #FAULTS} times:
+     * with three of five masters up, the test's own provider is still granted a lock meanwhile.
+     */
+    private static void minorityDown(String name, List<RedisServer> masters, Outage how) {
         Queue<String> failures = new ConcurrentLinkedQueue<>();
-        Fault fault = outage("redlock minority kill -9 (2 of 5) + restart", List.of(3, 4), lock -> {
+        Fault fault = outage(name, masters, how, List.of(3, 4), lock -> {
             try {
                 if (lock.tryLock(OUTAGE.toMillis(), TimeUnit.MILLISECONDS)) {
                     lock.unlock();
@@ -182,18 +229,21 @@ class RedlockTortureTest {
             }
         });
 
-        TortureReport report = withFault(durable, 5_000, fault).build().run();
+        TortureReport report = withFault(masters, 5_000, fault).build().run();
 
         report.assertSafeUnderFaults();
         assertThat(report.faults()).hasSize(FAULTS).allSatisfy(f -> assertThat(f.clientFault()).isFalse());
         assertThat(failures).as("a lock is granted while a minority of masters is down").isEmpty();
     }
 
-    @Test
-    @DisplayName("3 of 5 masters killed -9 for 2 s and restarted: calls fail within their timeouts, then recover")
-    void majorityOutage() {
+    /**
+     * A run in which masters 0, 1 and 2 of {@code masters} go away ({@code how}) for the outage, {@link #FAULTS}
+     * times: without a quorum, calls fail with {@link LockBackendException} within their timeouts (the workers'
+     * watchdogs would report a hang as unfinished), and the workers acquire again once the masters are back.
+     */
+    private static void majorityDown(String name, List<RedisServer> masters, Outage how) {
         Queue<String> outcomes = new ConcurrentLinkedQueue<>();
-        Fault fault = outage("redlock majority kill -9 (3 of 5) + restart", List.of(0, 1, 2), lock -> {
+        Fault fault = outage(name, masters, how, List.of(0, 1, 2), lock -> {
             try {
                 boolean acquired = lock.tryLock(LEASE.toMillis(), TimeUnit.MILLISECONDS);
                 outcomes.add(acquired ? "acquired without a quorum" : "busy");
@@ -208,7 +258,7 @@ class RedlockTortureTest {
             }
         });
 
-        TortureReport report = withFault(durable, 5_000, fault).build().run();
+        TortureReport report = withFault(masters, 5_000, fault).build().run();
 
         report.assertSafeUnderFaults();
         assertThat(report.faults()).hasSize(FAULTS).allSatisfy(f -> assertThat(f.clientFault()).isFalse());

@@ -70,6 +70,27 @@ final class ZooKeeperFixture {
      * {@code sync} first makes the following reads see every write that completed before it.
      */
     static void sync(CuratorFramework admin, String path) {
+        // The admin client may be connected to a member a test just killed: wait until it has moved to another
+        // member and sync again (bounded by the deadline; the session survives the move).
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (true) {
+            KeeperException.Code code = syncOnce(admin, path);
+            if (code == KeeperException.Code.OK || code == KeeperException.Code.NONODE) {
+                return;
+            }
+            if (code != KeeperException.Code.CONNECTIONLOSS || System.nanoTime() - deadline > 0) {
+                throw new IllegalStateException("sync of " + path + " failed: " + code);
+            }
+            try {
+                admin.getZookeeperClient().blockUntilConnectedOrTimedOut();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+        }
+    }
+
+    private static KeeperException.Code syncOnce(CuratorFramework admin, String path) {
         CountDownLatch synced = new CountDownLatch(1);
         int[] rc = {Integer.MIN_VALUE};
         try {
@@ -86,10 +107,7 @@ final class ZooKeeperFixture {
         } catch (Exception e) {
             throw new IllegalStateException("could not sync " + path, e);
         }
-        KeeperException.Code code = KeeperException.Code.get(rc[0]);
-        if (code != KeeperException.Code.OK && code != KeeperException.Code.NONODE) {
-            throw new IllegalStateException("sync of " + path + " failed: " + code);
-        }
+        return KeeperException.Code.get(rc[0]);
     }
 
     /** The lock nodes of {@code name} in {@code namespace}, in queue order. */

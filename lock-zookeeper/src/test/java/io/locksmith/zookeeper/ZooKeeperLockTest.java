@@ -235,14 +235,19 @@ class ZooKeeperLockTest {
         List<AtomicLong> counters = new ArrayList<>();
         List<Future<Long>> waiters = new ArrayList<>();
         List<CountDownLatch> releases = new ArrayList<>();
+        CountDownLatch firstAcquired = new CountDownLatch(1);
         for (int i = 0; i < waiterCount; i++) {
             AtomicLong requests = new AtomicLong();
             counters.add(requests);
             DistributedLock lock = provider(client(requests, null), options().build()).getLock("queue");
             CountDownLatch release = new CountDownLatch(1);
             releases.add(release);
+            boolean first = i == 0;
             waiters.add(threads.submit(() -> {
                 lock.lock();
+                if (first) {
+                    firstAcquired.countDown();
+                }
                 long token = lock.fencingToken();
                 release.await();
                 lock.unlock();
@@ -255,9 +260,12 @@ class ZooKeeperLockTest {
         Thread.sleep(300);
         long[] before = counters.stream().mapToLong(AtomicLong::get).toArray();
         holder.unlock();
-        awaitTrue("the first waiter gets the lock", () -> nodes("queue").size() == waiterCount);
-        Thread.sleep(300);
+        awaitTrue("the holder's node is gone", () -> nodes("queue").size() == waiterCount);
+        assertThat(firstAcquired.await(BOUND.toMillis(), TimeUnit.MILLISECONDS)).as("the first waiter gets the lock")
+                .isTrue();
         assertThat(counters.get(0).get()).as("requests of the woken first waiter").isGreaterThan(before[0]);
+        // room for a herd to show: had the release woken the others, their requests would follow the first's
+        Thread.sleep(300);
         for (int i = 1; i < waiterCount; i++) {
             assertThat(counters.get(i).get()).as("requests of waiter %d while the first one takes over", i)
                     .isEqualTo(before[i]);

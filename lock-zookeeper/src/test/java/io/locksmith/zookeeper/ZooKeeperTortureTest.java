@@ -2,6 +2,11 @@ package io.locksmith.zookeeper;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.locksmith.DistributedLock;
+import io.locksmith.LockBackendException;
+import io.locksmith.LockLostException;
+import io.locksmith.LockOptions;
+import io.locksmith.LockProvider;
 import io.locksmith.tests.servers.ZooKeeperCluster;
 import io.locksmith.tests.servers.ZooKeeperServer;
 import io.locksmith.tests.torture.Fault;
@@ -17,6 +22,10 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
@@ -35,7 +44,9 @@ import org.junit.jupiter.api.TestInstance;
  * The many-process torture runner ({@code lock-tests}, {@link TortureRun}) on ZooKeeper: worker JVMs open
  * {@code zookeeper://…?sessionTimeoutMs=…} providers against the in-JVM server or 3-member ensemble of the lock-tests
  * fixtures (reached over TCP) and hammer a few locks while a client holding a lock is killed (SIGKILL) or frozen
- * (SIGSTOP) past its session timeout, the server is stopped and restarted, or the ensemble's leader is killed.
+ * (SIGSTOP) past its session timeout, the server is stopped and restarted, or the ensemble's leader is killed; and
+ * against a server in a JVM of its own, which is killed with SIGKILL and restarted, or frozen (SIGSTOP) past the
+ * session timeout.
  *
  * <p>The bound on the locks of a killed or frozen client is ZooKeeper's: the session timeout the server grants, plus
  * one tick (the server expires sessions in tick-sized buckets, so up to one tick late), plus the second the runner
@@ -145,15 +156,117 @@ class ZooKeeperTortureTest {
 
     /** A frozen client whose session expires: the hold is reported lost, and others hold the lock meanwhile. */
     private static FaultCase sessionExpiry(String name, ServerLimits limits) {
-        // past the session timeout the server grants, one tick for its expiry buckets, and one more second
-        Duration pause = limits.sessionTimeout(SESSION_TIMEOUT).plus(limits.tick()).plusSeconds(1);
-        Fault expiry = Fault.named(name, Fault.pauseClientHolding(pause));
+        Fault expiry = Fault.named(name, Fault.pauseClientHolding(pastSessionTimeout(limits)));
         return new FaultCase(expiry, Duration.ofSeconds(6), 4, 500, report -> {
             assertClientFault(report, name);
             assertThat(report.lostHolds()).as("the resumed client learns that its hold was lost").isPositive();
             assertThat(report.overlapsAfterLoss()).as("another client held the lock while the frozen one slept")
                     .isPositive();
         });
+    }
+
+    /** How long a freeze lasts: the session timeout the server grants, one tick for its expiry buckets, 1 s more. */
+    private static Duration pastSessionTimeout(ServerLimits limits) {
+        return limits.sessionTimeout(SESSION_TIMEOUT).plus(limits.tick()).plusSeconds(1);
+    }
+
+    /** The server stopped (or killed) for a second and started again on its data; calls fail meanwhile. */
+    private static FaultCase serverRestart(String name, ZooKeeperServer server) {
+        Fault restart = Fault.named(name, r -> {
+            server.kill();
+            try {
+                r.sleep(Duration.ofSeconds(1));
+            } finally {
+                server.restart();
+            }
+        });
+        return new FaultCase(restart, Duration.ofSeconds(5), 4, 500, report -> {
+            assertStoreFault(report, name);
+            assertThat(report.errors()).as("calls failed while the server was down").isPositive();
+        });
+    }
+
+    /**
+     * The server frozen (SIGSTOP) past the session timeout, then resumed (SIGCONT). A frozen server answers nothing
+     * and expires no session: the clients' connections time out, they go SUSPENDED, and they give their holds up
+     * (reported lost) once the session timeout has passed without a connection; Curator then declares the session
+     * LOST and starts a new one. When the server wakes, it expires the sessions whose time ran out while it slept,
+     * unless their clients reconnected first, so the old lock nodes go with their session or with the clients'
+     * background deletes, and the waiters take over.
+     *
+     * <p>A provider of the test's own holds a lock (a name no worker uses, a lease far longer than the freeze, so
+     * that only the session can end the hold) through each freeze; afterwards the hold must have ended one of two
+     * ways: reported lost (the listener fired and {@code unlock()} throws {@link LockLostException}), or kept
+     * ({@code unlock()} releases it and the listener stayed quiet), which is right when the client reconnected
+     * before the woken server expired its session.
+     */
+    private static FaultCase serverPause(ZooKeeperServer server, ServerLimits limits) {
+        String name = "server SIGSTOP past the session timeout";
+        Duration sessionTimeout = limits.sessionTimeout(SESSION_TIMEOUT);
+        Duration pause = pastSessionTimeout(limits);
+        Queue<String> probeOutcomes = new ConcurrentLinkedQueue<>();
+        Fault freeze = Fault.named(name, r -> {
+            CountDownLatch reported = new CountDownLatch(1);
+            try (LockProvider probe = LockProvider.open("zookeeper://" + server.connectString()
+                    + "?sessionTimeoutMs=" + SESSION_TIMEOUT.toMillis(), LockOptions.builder()
+                    .namespace("torture-probe").leaseTime(Duration.ofSeconds(30)).operationTimeout(OPERATION_TIMEOUT)
+                    .listener((lock, reason) -> reported.countDown()).build())) {
+                DistributedLock lock = probe.getLock("probe");
+                boolean held;
+                try {
+                    held = lock.tryLock(5, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("Interrupted while the probe took its lock", e);
+                }
+                server.pause();
+                try {
+                    r.sleep(pause);
+                } finally {
+                    server.resume();
+                }
+                probeOutcomes.add(held ? probeOutcome(lock, reported, sessionTimeout)
+                        : "the probe did not get its lock before the freeze");
+            }
+        });
+        return new FaultCase(freeze, Duration.ofSeconds(9), 4, 500, report -> {
+            assertStoreFault(report, name);
+            assertThat(report.errors()).as("calls failed while the server was frozen").isPositive();
+            assertThat(probeOutcomes).as("how the probe's hold across each freeze ended")
+                    .hasSize(faults(report, name).size())
+                    .allMatch(o -> o.equals("reported lost") || o.equals("kept"));
+        });
+    }
+
+    /**
+     * How a hold taken before a freeze ended: unlocks it (retrying while the store still fails, within a bound) and
+     * compares the answer with the listener.
+     */
+    private static String probeOutcome(DistributedLock lock, CountDownLatch reported, Duration sessionTimeout) {
+        long deadline = System.nanoTime() + sessionTimeout.multipliedBy(3).plusSeconds(5).toNanos();
+        try {
+            while (true) {
+                try {
+                    lock.unlock();
+                    return reported.getCount() == 0 ? "inconsistent: reported lost, yet unlock() released it"
+                            : "kept";
+                } catch (LockLostException e) {
+                    // the listener runs on a Locksmith thread, possibly just after unlock() learned of the loss
+                    return reported.await(5, TimeUnit.SECONDS) ? "reported lost"
+                            : "inconsistent: unlock() said lost, the listener was not called: " + e.getMessage();
+                } catch (LockBackendException e) {
+                    if (System.nanoTime() - deadline >= 0) {
+                        return "unlock() still failing after the server woke: " + e.getMessage();
+                    }
+                    Thread.sleep(100);
+                } catch (IllegalMonitorStateException e) {
+                    return "inconsistent: unlock() threw " + e;
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "interrupted";
+        }
     }
 
     /** The bound on a client fault's locks: session timeout, one tick, one second for the waiters to notice. */
@@ -198,21 +311,40 @@ class ZooKeeperTortureTest {
         @DisplayName("with faults: no overlaps of confirmed holds, no stale write accepted, locks free within the"
                 + " session timeout, recovery after each fault")
         Stream<DynamicTest> faults() {
-            Fault restart = Fault.named("server stop + restart", r -> {
-                server.kill();
-                try {
-                    r.sleep(Duration.ofSeconds(1));
-                } finally {
-                    server.restart();
-                }
-            });
-            FaultCase serverRestart = new FaultCase(restart, Duration.ofSeconds(5), 4, 500, report -> {
-                assertStoreFault(report, restart.name());
-                assertThat(report.errors()).as("calls failed while the server was down").isPositive();
-            });
             return faultRuns(List.of(clientKill(), sessionExpiry("client SIGSTOP past the session timeout", limits),
-                            serverRestart), clientBound(limits),
+                            serverRestart("server stop + restart", server)), clientBound(limits),
                     () -> run("zookeeper", server.connectString(), SESSION_TIMEOUT));
+        }
+    }
+
+    @Nested
+    @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+    @DisplayName("on a single server in a JVM of its own")
+    class ServerProcess {
+
+        private ZooKeeperServer server;
+        private ServerLimits limits;
+
+        @BeforeAll
+        void start() {
+            server = ZooKeeperServer.startProcess();
+            limits = ServerLimits.of(server.connectString());
+        }
+
+        @AfterAll
+        void stop() {
+            if (server != null) {
+                server.close();
+            }
+        }
+
+        @TestFactory
+        @DisplayName("with server faults (kill -9 + restart, SIGSTOP past the session timeout): no overlaps of"
+                + " confirmed holds, no stale write accepted, holds lost with the session are reported, recovery"
+                + " after each fault")
+        Stream<DynamicTest> faults() {
+            return faultRuns(List.of(serverRestart("server kill -9 + restart", server), serverPause(server, limits)),
+                    clientBound(limits), () -> run("zookeeper-process", server.connectString(), SESSION_TIMEOUT));
         }
     }
 
