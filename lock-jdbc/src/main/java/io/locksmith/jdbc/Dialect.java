@@ -18,6 +18,7 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The SQL that differs between databases. Every time comparison uses the database's clock (UTC where the
@@ -268,6 +269,15 @@ abstract class Dialect {
 
     /** Whether {@code e} says the row lock was not available in time (timeout, NOWAIT, deadlock victim). */
     abstract boolean isLockNotAvailable(SQLException e);
+
+    /**
+     * Whether {@code e}, raised on {@code connection} by work that began at {@code startNanos}, ended a lock
+     * wait that an interrupt of the calling thread cut short in a database that then clears the thread's
+     * interrupt status (H2, which runs in-process). Other databases run elsewhere and never touch it.
+     */
+    boolean swallowedInterrupt(Connection connection, SQLException e, long startNanos) {
+        return false;
+    }
 
     /** Whether {@code e} says the lock table does not exist. */
     abstract boolean isMissingTable(SQLException e);
@@ -765,6 +775,22 @@ abstract class Dialect {
         @Override
         boolean isLockNotAvailable(SQLException e) {
             return hasCode(e, LOCK_TIMEOUT_1, DEADLOCK_1);
+        }
+
+        @Override
+        boolean swallowedInterrupt(Connection connection, SQLException e, long startNanos) {
+            if (!hasCode(e, LOCK_TIMEOUT_1) || connection == null) {
+                return false;
+            }
+            // H2 ends a row-lock wait before the session's lock timeout only when the waiting thread is
+            // interrupted, and clears its interrupt status on the way: a timeout that came early was an interrupt.
+            long waitedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+            try (Statement query = connection.createStatement();
+                    ResultSet timeout = query.executeQuery("VALUES LOCK_TIMEOUT()")) {
+                return timeout.next() && waitedMillis < timeout.getLong(1);
+            } catch (SQLException unknown) {
+                return false;
+            }
         }
 
         @Override

@@ -78,6 +78,7 @@ final class LeaseStore implements LockStore {
             }
             return Acquisition.acquired(token);
         } catch (SQLException | RuntimeException e) {
+            table.restoreSwallowedInterrupt(connection, e, start);
             throw table.failure("acquiring '" + name + "'", start, e);
         } finally {
             if (connection != null) {

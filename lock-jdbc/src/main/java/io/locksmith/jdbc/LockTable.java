@@ -282,7 +282,6 @@ final class LockTable {
 
     // ---------------------------------------------------------------- failures
 
-    /** The exception for a failed operation: what, on which database, how long against which limit. */
     /** Work on a borrowed connection. */
     @FunctionalInterface
     interface SqlWork<T> {
@@ -300,6 +299,7 @@ final class LockTable {
             connection = borrow(timeout);
             return work.run(connection);
         } catch (SQLException | RuntimeException e) {
+            restoreSwallowedInterrupt(connection, e, start);
             throw failure(what, start, e);
         } finally {
             if (connection != null) {
@@ -308,6 +308,20 @@ final class LockTable {
         }
     }
 
+    /**
+     * Sets the calling thread's interrupt status again if the database cleared it while the interrupt cut a lock
+     * wait of {@code connection} short (see {@link Dialect#swallowedInterrupt}), so the caller learns of the
+     * interrupt: an interruptible acquisition then throws InterruptedException, not a backend failure.
+     */
+    void restoreSwallowedInterrupt(Connection connection, Exception e, long startNanos) {
+        Dialect d = dialect;
+        if (e instanceof SQLException sql && d != null && !Thread.currentThread().isInterrupted()
+                && d.swallowedInterrupt(connection, sql, startNanos)) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** The exception for a failed operation: what, on which database, how long against which limit. */
     LockBackendException failure(String what, long startNanos, Exception cause) {
         String hint = "";
         if (cause instanceof SQLException sql) {

@@ -482,6 +482,53 @@ class JdbcBackendTest {
     }
 
     @Test
+    @DisplayName("H2: an interrupt that ends a row-lock wait reaches lockInterruptibly() as InterruptedException")
+    void h2RowLockWaitKeepsTheInterrupt() throws Exception {
+        LockProvider provider = provider(JdbcTarget.H2, Mode.LEASE, options().build());
+        DistributedLock lock = provider.getLock("h2-interrupt");
+        lock.lock(); // creates the row
+        lock.unlock();
+        try (Connection admin = JdbcTarget.H2.admin().getConnection()) {
+            admin.setAutoCommit(false);
+            try (PreparedStatement hold = admin.prepareStatement("UPDATE " + TABLE + " SET owner = owner"
+                    + " WHERE namespace = ? AND name = ?")) {
+                hold.setString(1, namespace);
+                hold.setString(2, "h2-interrupt");
+                assertThat(hold.executeUpdate()).isEqualTo(1); // the row lock stays until rollback
+            }
+            List<Throwable> outcome = new CopyOnWriteArrayList<>();
+            Thread waiter = new Thread(() -> {
+                try {
+                    lock.lockInterruptibly();
+                    lock.unlock();
+                    outcome.add(new AssertionError("acquired although the row was locked"));
+                } catch (Throwable e) {
+                    outcome.add(e);
+                }
+            }, "h2-waiter");
+            waiter.start();
+            awaitTrue("the waiter waits for H2's row lock", SLACK, () -> isInH2LockWait(waiter));
+            waiter.interrupt();
+            waiter.join(SLACK.toMillis());
+            admin.rollback();
+            assertThat(waiter.isAlive()).isFalse();
+            assertThat(outcome).singleElement().isInstanceOf(InterruptedException.class);
+        }
+        assertThat(lock.tryLock()).isTrue(); // nothing was left held
+        lock.unlock();
+    }
+
+    private static boolean isInH2LockWait(Thread thread) {
+        for (StackTraceElement frame : thread.getStackTrace()) {
+            if (frame.getClassName().equals("org.h2.mvstore.tx.Transaction")
+                    && frame.getMethodName().equals("waitForThisToEnd")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    @Test
     @DisplayName("one row per distinct name, however often it is locked")
     void rowCountIsBoundedByNames() throws Exception {
         LockProvider provider = provider(JdbcTarget.H2, Mode.LEASE, options().build());
