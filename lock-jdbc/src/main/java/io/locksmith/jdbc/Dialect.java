@@ -175,15 +175,43 @@ abstract class Dialect {
             StatementRegistry registry) throws SQLException;
 
     /**
-     * Starts a session-mode hold on the row of {@code key}, which the connection's transaction has just locked:
-     * draws the hold's token from the table's counter, which a rollback never gives back, and records the hold
-     * in the row where other sessions can read it (see {@link #sessionHolder}).
+     * Draws a session-mode fencing token from the table's counter on {@code connection}, which is in autocommit
+     * and no holder's: the statement commits before the token is handed out, so the counter's advance is on disk
+     * when the holder sees its token and a database restarted after a crash never hands the token out again. (A
+     * holder's own transaction never commits, and a counter advanced inside it can come back after a crash.)
+     */
+    abstract long drawToken(Connection connection, String table, int queryTimeoutSeconds) throws SQLException;
+
+    /**
+     * Deletes what earlier draws left in the token counter below {@code below}, on the connection of
+     * {@link #drawToken}; nothing to do where the counter is a sequence.
+     */
+    void trimTokens(Connection connection, String table, long below, int queryTimeoutSeconds) throws SQLException {
+    }
+
+    /**
+     * Records a session-mode hold in the row of {@code key}, which the connection's transaction has just locked,
+     * where other sessions can read it (see {@link #sessionHolder}).
      *
      * @param holderColumn whether the table has the {@code holder} column for the connection's server id
-     * @return the token
      */
-    abstract long beginSessionHold(Connection connection, String table, byte[] key, String owner,
-            boolean holderColumn, int queryTimeoutSeconds) throws SQLException;
+    void recordSessionHold(Connection connection, String table, byte[] key, String owner, long token,
+            boolean holderColumn, int queryTimeoutSeconds) throws SQLException {
+        try (PreparedStatement record = connection.prepareStatement("UPDATE " + table + " SET owner = ?, token = ?,"
+                + " acquired_at = " + now() + (holderColumn ? ", holder = " + connectionId() : "")
+                + " WHERE lock_key = ?")) {
+            record.setQueryTimeout(queryTimeoutSeconds);
+            record.setString(1, owner);
+            record.setLong(2, token);
+            record.setBytes(3, key);
+            record.executeUpdate();
+        }
+    }
+
+    /** The SQL expression of the current connection's server id, for the {@code holder} column. */
+    String connectionId() {
+        throw new UnsupportedOperationException(displayName + " records no holder");
+    }
 
     /**
      * The session-mode hold of the row of {@code key} as another connection sees it, or null if the row is not
@@ -244,16 +272,6 @@ abstract class Dialect {
         } finally {
             connection.setTransactionIsolation(isolation);
         }
-    }
-
-    /**
-     * The statement that records a session-mode hold in its row: binds owner, then the token if
-     * {@code tokenExpression} is a parameter, then the key.
-     */
-    final String recordSessionHold(String table, String tokenExpression, String connectionIdExpression,
-            boolean holderColumn) {
-        return "UPDATE " + table + " SET owner = ?, token = " + tokenExpression + ", acquired_at = " + now()
-                + (holderColumn ? ", holder = " + connectionIdExpression : "") + " WHERE lock_key = ?";
     }
 
     /** Undoes session settings {@link #lockRow} changed, before the connection goes back to its pool. */
@@ -451,32 +469,35 @@ abstract class Dialect {
         }
 
         @Override
-        long beginSessionHold(Connection connection, String table, byte[] key, String owner, boolean holderColumn,
-                int queryTimeoutSeconds) throws SQLException {
-            // The inserted row goes with the transaction's rollback at release; the AUTO_INCREMENT value does not
-            // come back, even after a server restart (persisted since MySQL 8.0 and MariaDB 10.2.4).
-            long token = -1;
+        long drawToken(Connection connection, String table, int queryTimeoutSeconds) throws SQLException {
+            // Each draw commits a row to take the next AUTO_INCREMENT value, which is never handed out again
+            // (persisted since MySQL 8.0 and MariaDB 10.2.4, also after the rows are deleted: see trimTokens).
             try (Statement insert = connection.createStatement()) {
                 insert.setQueryTimeout(queryTimeoutSeconds);
                 insert.executeUpdate("INSERT INTO " + table + "_token () VALUES ()", Statement.RETURN_GENERATED_KEYS);
                 try (ResultSet keys = insert.getGeneratedKeys()) {
                     if (keys.next()) {
-                        token = keys.getLong(1);
+                        return keys.getLong(1);
                     }
                 }
-                if (token < 0) {
-                    token = readLong(insert.executeQuery("SELECT LAST_INSERT_ID()"));
-                }
+                return readLong(insert.executeQuery("SELECT LAST_INSERT_ID()"));
             }
-            try (PreparedStatement record = connection.prepareStatement(recordSessionHold(table, "?",
-                    "CONNECTION_ID()", holderColumn))) {
-                record.setQueryTimeout(queryTimeoutSeconds);
-                record.setString(1, owner);
-                record.setLong(2, token);
-                record.setBytes(3, key);
-                record.executeUpdate();
+        }
+
+        @Override
+        void trimTokens(Connection connection, String table, long below, int queryTimeoutSeconds)
+                throws SQLException {
+            try (PreparedStatement delete = connection.prepareStatement("DELETE FROM " + table
+                    + "_token WHERE token < ?")) {
+                delete.setQueryTimeout(queryTimeoutSeconds);
+                delete.setLong(1, below);
+                delete.executeUpdate();
             }
-            return token;
+        }
+
+        @Override
+        String connectionId() {
+            return "CONNECTION_ID()";
         }
 
         @Override
@@ -600,14 +621,20 @@ abstract class Dialect {
         }
 
         @Override
-        long beginSessionHold(Connection connection, String table, byte[] key, String owner, boolean holderColumn,
-                int queryTimeoutSeconds) throws SQLException {
-            // Nothing is recorded in the row: PostgreSQL shows no session another one's uncommitted writes, and
-            // sessionHolder finds the holder without them.
+        long drawToken(Connection connection, String table, int queryTimeoutSeconds) throws SQLException {
+            // nextval() WAL-logs the sequence ahead of the values it hands out and then takes a transaction id,
+            // so the autocommit's commit flushes that record before the value is returned
             try (Statement select = connection.createStatement()) {
                 select.setQueryTimeout(queryTimeoutSeconds);
                 return readLong(select.executeQuery("SELECT nextval('" + table + "_token')"));
             }
+        }
+
+        @Override
+        void recordSessionHold(Connection connection, String table, byte[] key, String owner, long token,
+                boolean holderColumn, int queryTimeoutSeconds) {
+            // Nothing is recorded in the row: PostgreSQL shows no session another one's uncommitted writes, and
+            // sessionHolder finds the holder without them.
         }
 
         @Override
@@ -739,16 +766,16 @@ abstract class Dialect {
         }
 
         @Override
-        long beginSessionHold(Connection connection, String table, byte[] key, String owner, boolean holderColumn,
-                int queryTimeoutSeconds) throws SQLException {
-            try (PreparedStatement record = connection.prepareStatement("SELECT token FROM FINAL TABLE ("
-                    + recordSessionHold(table, "NEXT VALUE FOR " + table + "_token", "SESSION_ID()", holderColumn)
-                    + ")")) {
-                record.setQueryTimeout(queryTimeoutSeconds);
-                record.setString(1, owner);
-                record.setBytes(2, key);
-                return readLong(record.executeQuery());
+        long drawToken(Connection connection, String table, int queryTimeoutSeconds) throws SQLException {
+            try (Statement select = connection.createStatement()) {
+                select.setQueryTimeout(queryTimeoutSeconds);
+                return readLong(select.executeQuery("VALUES NEXT VALUE FOR " + table + "_token"));
             }
+        }
+
+        @Override
+        String connectionId() {
+            return "SESSION_ID()";
         }
 
         @Override

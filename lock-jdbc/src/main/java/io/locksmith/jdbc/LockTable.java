@@ -282,6 +282,15 @@ final class LockTable {
 
     // ---------------------------------------------------------------- failures
 
+    /** Whether {@code connection} no longer reaches its database (checked with a 1 s bound). */
+    static boolean isDead(Connection connection) {
+        try {
+            return connection.isClosed() || !connection.isValid(1);
+        } catch (SQLException e) {
+            return true;
+        }
+    }
+
     /** Work on a borrowed connection. */
     @FunctionalInterface
     interface SqlWork<T> {

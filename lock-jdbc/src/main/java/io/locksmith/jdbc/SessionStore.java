@@ -30,8 +30,9 @@ import org.slf4j.LoggerFactory;
  * statement's lock wait (NOWAIT for a zero wait). If the holder's connection dies, the database rolls the
  * transaction back and the next waiter gets the lock at once. Release is a rollback, so nothing a hold did is
  * ever committed: the fencing token comes from a counter a rollback never gives back (a sequence, or an
- * AUTO_INCREMENT on MySQL/MariaDB), drawn after the row is locked, so tokens grow in the order of the holds,
- * also across holders whose connection died.
+ * AUTO_INCREMENT on MySQL/MariaDB), drawn after the row is locked and committed on a connection of its own
+ * ({@link TokenCounter}), so tokens grow in the order of the holds, also across holders whose connection died
+ * and across a crash of the database.
  *
  * <p>Leases: the database knows nothing of them, so this store ends a hold itself (rolls back) when its lease
  * runs out without renewal; renewal checks that the connection is still alive and reports dead ones as gone.
@@ -49,6 +50,7 @@ final class SessionStore implements LockStore {
     private final LockTable table;
     private final String namespace;
     private final TimeSource time;
+    private final TokenCounter tokens;
     private final Map<String, SessionHold> holds = new ConcurrentHashMap<>();
     private final Map<Thread, Waiter> waiting = new ConcurrentHashMap<>();
     private final ScheduledThreadPoolExecutor scheduler;
@@ -60,6 +62,7 @@ final class SessionStore implements LockStore {
         this.table = table;
         this.namespace = namespace;
         this.time = time;
+        this.tokens = new TokenCounter(table);
         this.scheduler = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "locksmith-jdbc-session");
             t.setDaemon(true);
@@ -126,7 +129,8 @@ final class SessionStore implements LockStore {
                 }
                 long token;
                 try {
-                    token = dialect.beginSessionHold(connection, table.name(), key, owner, table.holderColumn(),
+                    token = tokens.next();
+                    dialect.recordSessionHold(connection, table.name(), key, owner, token, table.holderColumn(),
                             queryTimeout);
                 } catch (SQLException e) {
                     if (!waiter.cancelled) {
@@ -165,7 +169,7 @@ final class SessionStore implements LockStore {
         try {
             hold.connection.rollback();
         } catch (SQLException e) {
-            boolean dead = isDead(hold.connection);
+            boolean dead = LockTable.isDead(hold.connection);
             LockTable.closeQuietly(hold.connection);
             if (dead) {
                 // the database rolled back when the connection died: the lock was free since then
@@ -318,6 +322,7 @@ final class SessionStore implements LockStore {
                 end(hold);
             }
         }
+        tokens.close();
         table.close();
     }
 
@@ -383,14 +388,6 @@ final class SessionStore implements LockStore {
             return connection.isValid(table.queryTimeoutSeconds());
         } catch (SQLException e) {
             return false;
-        }
-    }
-
-    private static boolean isDead(Connection connection) {
-        try {
-            return connection.isClosed() || !connection.isValid(1);
-        } catch (SQLException e) {
-            return true;
         }
     }
 

@@ -1,8 +1,9 @@
 -- Locksmith lock table for MySQL 8.0+ and MariaDB 10.6+ (InnoDB).
 -- ${table} is the table name given to the provider (default locksmith_locks).
 --
--- Session mode draws fencing tokens from this AUTO_INCREMENT counter: its values are never handed out twice,
--- not even when the transaction that drew one rolls back (a holder whose connection died).
+-- Session mode draws fencing tokens from this AUTO_INCREMENT counter, each with an INSERT that commits at once
+-- (so the counter survives a crash); one draw in 64 deletes the rows below it. A value is never handed out
+-- twice, also after its row is deleted.
 -- It is created before the lock table, so a process that finds the table finds the counter too.
 CREATE TABLE IF NOT EXISTS ${table}_token (
     token BIGINT NOT NULL AUTO_INCREMENT,
