@@ -57,7 +57,7 @@ public final class JdbcLockProviders {
         /**
          * A row lock ({@code SELECT … FOR UPDATE}) in a transaction kept open on a connection of its own for as
          * long as the hold lasts: the database queues waiters and frees the lock at once if the holder's
-         * connection dies. Costs one connection per held lock.
+         * connection dies. Costs one connection per held lock, and one more kept for drawing fencing tokens.
          */
         SESSION
     }
