@@ -99,6 +99,12 @@ final class ZooKeeperLockStore implements LockStore {
     private final TimeSource time;
     private final ConcurrentHashMap<String, Node> nodes = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, Set<Runnable>> subscribers = new ConcurrentHashMap<>();
+    /**
+     * Nodes given up whose delete has not been confirmed yet: sent again whenever the client reconnects, and
+     * every operation timeout while any is left (a sweep that runs only then).
+     */
+    private final Set<String> pendingDeletes = ConcurrentHashMap.newKeySet();
+    private final AtomicBoolean sweepPlanned = new AtomicBoolean();
     private final ScheduledThreadPoolExecutor timers;
     private final ConnectionStateListener connectionListener = this::connectionChanged;
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -689,6 +695,7 @@ final class ZooKeeperLockStore implements LockStore {
             case LOST -> lost();
             case RECONNECTED, CONNECTED, READ_ONLY -> {
                 endSuspension();
+                retryPendingDeletes();
                 wakeAll();
             }
             default -> { }
@@ -823,16 +830,57 @@ final class ZooKeeperLockStore implements LockStore {
         }
     }
 
-    /** Deletes {@code path} in the background; Curator retries until it succeeds or the node is gone. */
+    /**
+     * Deletes {@code path} in the background. Curator's guaranteed delete keeps trying while the client is
+     * disconnected, but a node of a session that outlived an outage must not depend on that alone (it once
+     * stayed for more than 30 s after the quorum was back, blocking the lock): until a delete is confirmed the
+     * path stays pending, and every reconnection sends its delete again.
+     */
     private void discard(String path) {
         if (ownsClient && closed.get()) {
             return; // the session ends with the client
         }
+        pendingDeletes.add(path);
+        sendDelete(path);
+        planSweep();
+    }
+
+    private void retryPendingDeletes() {
+        for (String path : pendingDeletes) {
+            sendDelete(path);
+        }
+    }
+
+    private void planSweep() {
+        if (sweepPlanned.compareAndSet(false, true)) {
+            try {
+                timers.schedule(this::sweep, timeoutNanos, TimeUnit.NANOSECONDS);
+            } catch (RejectedExecutionException closing) {
+                sweepPlanned.set(false);
+            }
+        }
+    }
+
+    private void sweep() {
+        sweepPlanned.set(false);
+        if (pendingDeletes.isEmpty() || (ownsClient && closed.get())) {
+            return;
+        }
+        if (client.getZookeeperClient().isConnected()) {
+            retryPendingDeletes();
+        }
+        planSweep();
+    }
+
+    private void sendDelete(String path) {
         try {
             client.delete().guaranteed().inBackground((c, event) -> {
                 int rc = event.getResultCode();
-                if (rc != KeeperException.Code.OK.intValue() && rc != KeeperException.Code.NONODE.intValue()) {
-                    log.warn("{} - background delete of {} failed: {}", address, path, describe(rc));
+                if (rc == KeeperException.Code.OK.intValue() || rc == KeeperException.Code.NONODE.intValue()) {
+                    pendingDeletes.remove(path);
+                } else {
+                    log.warn("{} - background delete of {} failed: {}; it is sent again", address, path,
+                            describe(rc));
                 }
             }).forPath(path);
         } catch (Exception e) {

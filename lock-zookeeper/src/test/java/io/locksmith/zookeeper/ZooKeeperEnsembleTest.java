@@ -162,9 +162,12 @@ class ZooKeeperEnsembleTest {
     @Test
     @DisplayName("quorum lost while waiting: waiters give up or fail within their bounds, and all recover after")
     void quorumLostWhileWaiting() throws Exception {
-        DistributedLock holder = provider(client(Duration.ofSeconds(3)), options().build()).getLock("quorum");
-        DistributedLock timedLock = provider(client(Duration.ofSeconds(3)), options().build()).getLock("quorum");
-        DistributedLock waitingLock = provider(client(Duration.ofSeconds(3)), options().build()).getLock("quorum");
+        LockProvider holderProvider = provider(client(Duration.ofSeconds(3)), options().build());
+        LockProvider timedProvider = provider(client(Duration.ofSeconds(3)), options().build());
+        LockProvider waitingProvider = provider(client(Duration.ofSeconds(3)), options().build());
+        DistributedLock holder = holderProvider.getLock("quorum");
+        DistributedLock timedLock = timedProvider.getLock("quorum");
+        DistributedLock waitingLock = waitingProvider.getLock("quorum");
         holder.lock();
         Duration wait = Duration.ofSeconds(4);
         Future<Object> timed = threads.submit(() -> {
@@ -210,9 +213,79 @@ class ZooKeeperEnsembleTest {
                 return true; // its 3 s session may have ended in the outage: the hold is gone either way
             }
         });
-        // The waiters' sessions ended in the outage: their clients reconnect with new ones by themselves.
+        // The waiters' sessions ended in the outage (their clients reconnect with new ones by themselves), or lived
+        // on when the waiters gave up quickly and the quorum was back within the 3 s (their given-up nodes must
+        // then be deleted: see briefQuorumLossLeavesNoNodes).
         for (DistributedLock lock : List.of(timedLock, waitingLock)) {
-            awaitTrue("a waiting provider acquires after the outage", () -> attempt(lock));
+            try {
+                awaitTrue("a waiting provider acquires after the outage", () -> attempt(lock));
+            } catch (AssertionError e) {
+                throw new AssertionError(e.getMessage() + "; nodes " + nodes("quorum") + "; holder "
+                        + holderProvider.clientId() + ", timed " + timedProvider.clientId() + ", waiting "
+                        + waitingProvider.clientId(), e);
+            }
+            lock.unlock();
+        }
+    }
+
+    @Test
+    @DisplayName("quorum lost for less than the session timeout: nodes given up meanwhile are deleted once it is back")
+    void briefQuorumLossLeavesNoNodes() throws Exception {
+        DistributedLock holder = provider(client(Duration.ofSeconds(5)), options().build()).getLock("brief");
+        CuratorFramework timedClient = client(Duration.ofSeconds(5));
+        CuratorFramework waitingClient = client(Duration.ofSeconds(5));
+        DistributedLock timedLock = provider(timedClient, options().build()).getLock("brief");
+        DistributedLock waitingLock = provider(waitingClient, options().build()).getLock("brief");
+        holder.lock();
+        Future<Object> timed = threads.submit(() -> {
+            try {
+                return timedLock.tryLock(2, TimeUnit.SECONDS);
+            } catch (LockBackendException e) {
+                return e;
+            }
+        });
+        Future<Throwable> unbounded = threads.submit(() -> {
+            try {
+                waitingLock.lock();
+                waitingLock.unlock();
+                return null;
+            } catch (Throwable t) {
+                return t;
+            }
+        });
+        awaitTrue("both waiters are queued", () -> nodes("brief").size() == 3);
+        // The members the waiters are connected to: their connections drop, which wakes them, and their calls
+        // fail until the quorum is back, so that they give their nodes up while their sessions live on.
+        int first = memberOf(waitingClient);
+        int second = memberOf(timedClient) != first ? memberOf(timedClient) : (first + 1) % cluster.size();
+        cluster.killMember(first);
+        killed.add(first);
+        cluster.killMember(second);
+        killed.add(second);
+        Thread.sleep(1500);
+        cluster.restartMember(first); // the quorum is back well within the 5 s sessions
+        killed.remove(Integer.valueOf(first));
+
+        assertThat(timed.get(BOUND.toMillis(), TimeUnit.MILLISECONDS)).as("what tryLock(2 s) gave").satisfiesAnyOf(
+                o -> assertThat(o).isEqualTo(Boolean.FALSE),
+                o -> assertThat(o).isInstanceOf(LockBackendException.class));
+        awaitTrue("the holder's hold is settled once the quorum is back", () -> {
+            try {
+                holder.unlock();
+                return true;
+            } catch (LockBackendException e) {
+                return false;
+            } catch (LockLostException e) {
+                return true;
+            }
+        });
+        Throwable waited = unbounded.get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(waited).as("the waiting lock() either acquired after the holder or failed in the outage")
+                .satisfiesAnyOf(t -> assertThat(t).isNull(), t -> assertThat(t).isInstanceOf(LockBackendException.class));
+        // Nobody holds or waits now: a node left behind would block the name for as long as its session lives.
+        awaitTrue("no lock node is left", () -> nodes("brief").isEmpty());
+        for (DistributedLock lock : List.of(timedLock, waitingLock)) {
+            assertThat(lock.tryLock()).as("a provider that waited acquires").isTrue();
             lock.unlock();
         }
     }
