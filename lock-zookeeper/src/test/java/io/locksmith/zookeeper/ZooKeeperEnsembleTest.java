@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.locksmith.DistributedLock;
 import io.locksmith.LockBackendException;
 import io.locksmith.LockListener;
-import io.locksmith.LockLostException;
 import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
 import io.locksmith.tests.ExclusionChecker;
@@ -203,16 +202,8 @@ class ZooKeeperEnsembleTest {
 
         cluster.restartMember(0);
         killed.remove(Integer.valueOf(0));
-        awaitTrue("the holder's hold is settled once the quorum is back", () -> {
-            try {
-                holder.unlock();
-                return true;
-            } catch (LockBackendException e) {
-                return false;
-            } catch (LockLostException e) {
-                return true; // its 3 s session may have ended in the outage: the hold is gone either way
-            }
-        });
+        awaitTrue("the holder's hold is settled once the quorum is back",
+                () -> ZooKeeperFixture.unlockSettled(holder));
         // The waiters' sessions ended in the outage (their clients reconnect with new ones by themselves), or lived
         // on when the waiters gave up quickly and the quorum was back within the 3 s (their given-up nodes must
         // then be deleted: see briefQuorumLossLeavesNoNodes).
@@ -269,19 +260,12 @@ class ZooKeeperEnsembleTest {
         assertThat(timed.get(BOUND.toMillis(), TimeUnit.MILLISECONDS)).as("what tryLock(2 s) gave").satisfiesAnyOf(
                 o -> assertThat(o).isEqualTo(Boolean.FALSE),
                 o -> assertThat(o).isInstanceOf(LockBackendException.class));
-        awaitTrue("the holder's hold is settled once the quorum is back", () -> {
-            try {
-                holder.unlock();
-                return true;
-            } catch (LockBackendException e) {
-                return false;
-            } catch (LockLostException e) {
-                return true;
-            }
-        });
+        awaitTrue("the holder's hold is settled once the quorum is back",
+                () -> ZooKeeperFixture.unlockSettled(holder));
         Throwable waited = unbounded.get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
         assertThat(waited).as("the waiting lock() either acquired after the holder or failed in the outage")
-                .satisfiesAnyOf(t -> assertThat(t).isNull(), t -> assertThat(t).isInstanceOf(LockBackendException.class));
+                .satisfiesAnyOf(t -> assertThat(t).isNull(),
+                        t -> assertThat(t).isInstanceOf(LockBackendException.class));
         // Nobody holds or waits now: a node left behind would block the name for as long as its session lives.
         awaitTrue("no lock node is left", () -> nodes("brief").isEmpty());
         for (DistributedLock lock : List.of(timedLock, waitingLock)) {

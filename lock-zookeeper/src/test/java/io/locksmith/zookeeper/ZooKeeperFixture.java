@@ -1,6 +1,8 @@
 package io.locksmith.zookeeper;
 
 import io.locksmith.DistributedLock;
+import io.locksmith.LockBackendException;
+import io.locksmith.LockLostException;
 import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
 import java.net.URI;
@@ -199,5 +201,20 @@ final class ZooKeeperFixture {
                 return provider.toString();
             }
         };
+    }
+
+    /**
+     * One try to end a hold after an outage: true once {@code unlock()} returned or found the hold lost (its
+     * session may have ended in the outage: the hold is gone either way), false while the store still fails.
+     */
+    static boolean unlockSettled(DistributedLock holder) {
+        try {
+            holder.unlock();
+            return true;
+        } catch (LockBackendException e) {
+            return false;
+        } catch (LockLostException e) {
+            return true;
+        }
     }
 }

@@ -516,16 +516,7 @@ class ZooKeeperLockTest {
         assertThat(unbounded.get(BOUND.toMillis(), TimeUnit.MILLISECONDS)).as("lock() while the server is down")
                 .isInstanceOf(LockBackendException.class);
         server.restart();
-        awaitTrue("the holder unlocks once the server is back", () -> {
-            try {
-                holder.unlock();
-                return true;
-            } catch (LockBackendException e) {
-                return false;
-            } catch (LockLostException e) {
-                return true; // its session may have expired during the outage: the hold is gone either way
-            }
-        });
+        awaitTrue("the holder unlocks once the server is back", () -> ZooKeeperFixture.unlockSettled(holder));
         // the waiter's own client reconnects on its own schedule: until it has, a call fails fast with
         // LockBackendException, which is the contract; what matters is that it acquires once connected
         awaitTrue("the waiting provider acquires after the outage", () -> {
