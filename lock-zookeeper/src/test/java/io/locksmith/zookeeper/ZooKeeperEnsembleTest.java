@@ -34,6 +34,12 @@ import org.junit.jupiter.api.Test;
 class ZooKeeperEnsembleTest {
 
     private static final Duration OPERATION_TIMEOUT = Duration.ofSeconds(1);
+    /**
+     * The operation timeout where a test needs calls to outlast a failover: the library's default. A leader's
+     * failover (election and sync) can take longer than 1 s on a loaded 2-core machine, and a waiter woken by
+     * the reconnection whose call then times out rightly fails.
+     */
+    private static final Duration FAILOVER_TIMEOUT = LockOptions.DEFAULT_OPERATION_TIMEOUT;
     private static final Duration BOUND = Duration.ofSeconds(30);
 
     private static ZooKeeperCluster cluster;
@@ -89,7 +95,11 @@ class ZooKeeperEnsembleTest {
     }
 
     private CuratorFramework client(Duration sessionTimeout) {
-        CuratorFramework client = ZooKeeperFixture.client(cluster.connectString(), OPERATION_TIMEOUT, sessionTimeout,
+        return client(sessionTimeout, OPERATION_TIMEOUT);
+    }
+
+    private CuratorFramework client(Duration sessionTimeout, Duration operationTimeout) {
+        CuratorFramework client = ZooKeeperFixture.client(cluster.connectString(), operationTimeout, sessionTimeout,
                 new AtomicLong(), null);
         opened.add(client::close);
         return client;
@@ -106,8 +116,9 @@ class ZooKeeperEnsembleTest {
     void holdSurvivesFailover() throws Exception {
         List<String> losses = new CopyOnWriteArrayList<>();
         LockListener listener = (name, reason) -> losses.add(name + ": " + reason);
-        CuratorFramework holderClient = client(Duration.ofSeconds(20));
-        DistributedLock holder = provider(holderClient, options().listener(listener).build()).getLock("failover");
+        CuratorFramework holderClient = client(Duration.ofSeconds(20), FAILOVER_TIMEOUT);
+        DistributedLock holder = provider(holderClient, options().operationTimeout(FAILOVER_TIMEOUT).listener(listener)
+                .build()).getLock("failover");
         ExclusionChecker checker = new ExclusionChecker();
         holder.lock();
         checker.acquired(holder, "holder");
@@ -116,8 +127,8 @@ class ZooKeeperEnsembleTest {
         List<Future<Long>> waiters = new ArrayList<>();
         for (int i = 0; i < 2; i++) {
             String owner = "waiter-" + i;
-            DistributedLock lock = provider(client(Duration.ofSeconds(20)), options().listener(listener).build())
-                    .getLock("failover");
+            DistributedLock lock = provider(client(Duration.ofSeconds(20), FAILOVER_TIMEOUT),
+                    options().operationTimeout(FAILOVER_TIMEOUT).listener(listener).build()).getLock("failover");
             waiters.add(threads.submit(() -> {
                 lock.lock();
                 checker.acquired(lock, owner);
