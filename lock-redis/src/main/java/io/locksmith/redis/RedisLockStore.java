@@ -20,13 +20,15 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import redis.clients.jedis.CommandObject;
-import redis.clients.jedis.CommandObjects;
+import redis.clients.jedis.BuilderFactory;
+import redis.clients.jedis.CommandArguments;
 import redis.clients.jedis.Connection;
 import redis.clients.jedis.JedisPooled;
+import redis.clients.jedis.Protocol;
 import redis.clients.jedis.RedisClient;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisConnectionException;
@@ -64,6 +66,7 @@ final class RedisLockStore implements LockStore, RedisNodes.Pipelining {
     private static final long SWEEP_MARGIN_NANOS = TimeUnit.SECONDS.toNanos(60);
     private static final long MIN_RETRY_MILLIS = 50;
     private static final long MAX_RETRY_MILLIS = 1_000;
+    private static final int SPARE_CONNECTIONS = 2;
 
     private final UnifiedJedis jedis;
     private final String address;
@@ -80,7 +83,11 @@ final class RedisLockStore implements LockStore, RedisNodes.Pipelining {
     private final AtomicLong attempts = new AtomicLong();
     /** The client's connection pool, for pipelined calls; null if it has none (or is a cluster client). */
     private final Pool<Connection> pool;
-    private final CommandObjects commandObjects = new CommandObjects();
+    /**
+     * Pooled connections kept borrowed between pipelined calls (see {@link #takeConnection}); a slot is null when
+     * empty.
+     */
+    private final AtomicReferenceArray<Connection> spare;
     /** The attempt behind each hold of this store's owner, as far as this store knows. */
     private final Map<String, Hold> holds = new ConcurrentHashMap<>();
     private final Canceller canceller = new Canceller();
@@ -107,6 +114,10 @@ final class RedisLockStore implements LockStore, RedisNodes.Pipelining {
         this.onConnectionFailure = onConnectionFailure;
         this.owned = owned;
         this.pool = cluster ? null : poolOf(jedis);
+        // A small pool keeps its connections for the calls that cannot be pipelined (renewals, checks).
+        int maxTotal = pool == null ? 0 : pool.getMaxTotal();
+        this.spare = new AtomicReferenceArray<>(maxTotal < 0 ? SPARE_CONNECTIONS
+                : Math.min(SPARE_CONNECTIONS, maxTotal / 4));
     }
 
     private static Pool<Connection> poolOf(UnifiedJedis jedis) {
@@ -239,13 +250,13 @@ final class RedisLockStore implements LockStore, RedisNodes.Pipelining {
     private Sent send(String action, String name, Script script, List<String> keyList, List<String> args) {
         Sent sent = new Sent(action, name, script, keyList, args);
         try {
-            sent.connection = pool.getResource();
+            sent.connection = takeConnection();
         } catch (JedisException e) {
             sent.failure = e; // no connection could be had: nothing was sent
             return sent;
         }
         try {
-            sent.connection.sendCommand(sent.command.getArguments());
+            sent.connection.sendCommand(sent.command);
             sent.connection.getMany(0); // flushes, reads nothing
             sent.maybeSent = true;
         } catch (JedisConnectionException e) {
@@ -257,6 +268,65 @@ final class RedisLockStore implements LockStore, RedisNodes.Pipelining {
         return sent;
     }
 
+    /*
+     * Spare connections: a pipelined call borrows a connection from the client's pool and gives it back once its
+     * answer is read, ten times per Redlock cycle over five masters. The pool's bookkeeping on each borrow and
+     * return (a lock, several clock reads for its statistics) was the largest share of the client's own work in a
+     * round, so a few healthy connections stay borrowed between calls and are taken from here first. A broken
+     * connection is never kept; a failure on any connection gives the spares back to the pool (where the owner's
+     * failure handling drops the idle ones), and so does closing the store. At most two are kept, and none
+     * from a pool of fewer than eight connections, a quarter of its size at most.
+     */
+
+    /** A spare connection if there is one, else one borrowed from the pool. */
+    Connection takeConnection() {
+        for (int i = 0; i < spare.length(); i++) {
+            if (spare.get(i) != null) {
+                Connection c = spare.getAndSet(i, null);
+                if (c != null) {
+                    return c;
+                }
+            }
+        }
+        return pool.getResource();
+    }
+
+    /** Keeps a healthy connection as a spare if a slot is free; otherwise back to the pool (destroyed if broken). */
+    void giveBack(Connection connection) {
+        if (!closed && !connection.isBroken()) {
+            for (int i = 0; i < spare.length(); i++) {
+                if (spare.compareAndSet(i, null, connection)) {
+                    if (closed) {
+                        returnSpareConnections(); // the store closed meanwhile: none may stay borrowed
+                    }
+                    return;
+                }
+            }
+        }
+        connection.close();
+    }
+
+    /** Puts back a healthy connection's own socket timeout; one that fails here is broken and gets destroyed. */
+    private static void restoreTimeout(Connection connection, int configured) {
+        if (!connection.isBroken() && connection.getSoTimeout() != configured) {
+            try {
+                connection.setSoTimeout(configured);
+            } catch (JedisConnectionException e) {
+                // setSoTimeout marked it broken
+            }
+        }
+    }
+
+    /** Gives every spare connection back to the pool. */
+    private void returnSpareConnections() {
+        for (int i = 0; i < spare.length(); i++) {
+            Connection c = spare.getAndSet(i, null);
+            if (c != null) {
+                c.close();
+            }
+        }
+    }
+
     /** A script call on the wire and the connection its answer comes on. */
     private final class Sent {
         final String action;
@@ -264,7 +334,7 @@ final class RedisLockStore implements LockStore, RedisNodes.Pipelining {
         final Script script;
         final List<String> keyList;
         final List<String> args;
-        final CommandObject<Object> command;
+        final CommandArguments command;
         final long start = System.nanoTime();
         Connection connection;
         JedisException failure;
@@ -277,7 +347,17 @@ final class RedisLockStore implements LockStore, RedisNodes.Pipelining {
             this.script = script;
             this.keyList = keyList;
             this.args = args;
-            this.command = commandObjects.evalsha(script.sha, keyList, args);
+            // The arguments of EVALSHA as CommandObjects builds them, without its bookkeeping of keys for
+            // routing: a pipelined call goes to the one server of this store.
+            CommandArguments arguments = new CommandArguments(Protocol.Command.EVALSHA).add(script.sha)
+                    .add(keyList.size());
+            for (String key : keyList) {
+                arguments.add(key);
+            }
+            for (String arg : args) {
+                arguments.add(arg);
+            }
+            this.command = arguments;
         }
 
         /**
@@ -286,24 +366,26 @@ final class RedisLockStore implements LockStore, RedisNodes.Pipelining {
          */
         Reply<Object> await(long deadline) {
             if (connection != null) {
+                // Jedis keeps the last timeout set as the connection's own, so the configured one is put back
+                // before the connection is used again: a pooled connection left with a round's few milliseconds
+                // would time out the client's ordinary calls (renewals, checks) later.
+                int configured = connection.getSoTimeout();
                 try {
                     long left = deadline - System.nanoTime();
                     connection.setSoTimeout((int) Math.max(1, Math.min(Integer.MAX_VALUE,
                             TimeUnit.NANOSECONDS.toMillis(left + 999_999))));
                     Object raw = connection.getOne();
-                    connection.rollbackTimeout();
-                    return new Reply<>(command.getBuilder().build(raw), false);
+                    return new Reply<>(BuilderFactory.AGGRESSIVE_ENCODED_OBJECT.build(raw), false);
                 } catch (JedisNoScriptException e) {
-                    connection.rollbackTimeout();
                     return eval(action, name, script, keyList, args);
                 } catch (JedisConnectionException e) {
                     failure = e;
                 } catch (JedisException e) {
                     // the server answered with an error: nothing ran
-                    connection.rollbackTimeout();
                     throw new Failed(address + " - " + what(action, name) + " failed: " + describe(e), e, false);
                 } finally {
-                    connection.close(); // back to the pool, or destroyed if broken
+                    restoreTimeout(connection, configured);
+                    giveBack(connection);
                     connection = null;
                 }
             }
@@ -312,6 +394,7 @@ final class RedisLockStore implements LockStore, RedisNodes.Pipelining {
                 throw new Failed(address + " - " + what(action, name) + " failed: " + describe(failure), failure,
                         false);
             }
+            returnSpareConnections(); // likely as stale as the one that broke
             onConnectionFailure.run();
             boolean fast = System.nanoTime() - start < timeoutNanos / 4;
             if (!fast || closed || causedBy(broken, SocketTimeoutException.class)) {
@@ -428,6 +511,7 @@ final class RedisLockStore implements LockStore, RedisNodes.Pipelining {
     @Override
     public void close() {
         closed = true;
+        returnSpareConnections();
         wakeups.close();
         canceller.closeAndFlush();
         if (owned != null) {
