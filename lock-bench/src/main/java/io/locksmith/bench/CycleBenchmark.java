@@ -23,7 +23,7 @@ public class CycleBenchmark {
     @Param({"local-locksmith",
             "redis-locksmith", "redis-redisson", "redis-redisson-fenced", "redis-spring-pubsub", "redis-spring-spin",
             "redis-floor", "redis-floor-scripts",
-            "redlock-locksmith", "redlock-redisson", "redlock-floor",
+            "redlock-locksmith", "redlock-redisson", "redlock-floor", "redlock-floor-scripts",
             "zookeeper-locksmith", "zookeeper-curator", "zookeeper-floor",
             "mariadb-locksmith", "mariadb-spring", "mariadb-shedlock", "mariadb-floor",
             "postgres-locksmith", "postgres-spring", "postgres-shedlock", "postgres-floor"})

@@ -59,7 +59,7 @@ final class Subjects {
             "local", new String[] {"local-locksmith"},
             "redis", new String[] {"redis-locksmith", "redis-redisson", "redis-redisson-fenced", "redis-spring-pubsub",
                 "redis-spring-spin", "redis-floor", "redis-floor-scripts"},
-            "redlock", new String[] {"redlock-locksmith", "redlock-redisson", "redlock-floor"},
+            "redlock", new String[] {"redlock-locksmith", "redlock-redisson", "redlock-floor", "redlock-floor-scripts"},
             "zookeeper", new String[] {"zookeeper-locksmith", "zookeeper-curator", "zookeeper-floor"},
             "mariadb", new String[] {"mariadb-locksmith", "mariadb-spring", "mariadb-shedlock", "mariadb-floor"},
             "postgres", new String[] {"postgres-locksmith", "postgres-spring", "postgres-shedlock", "postgres-floor"});
@@ -92,6 +92,7 @@ final class Subjects {
             case "redis-floor" -> redisFloor();
             case "redis-floor-scripts" -> redisScriptsFloor();
             case "redlock-floor" -> redlockFloor(Servers.get(Servers.REDLOCK).split(","));
+            case "redlock-floor-scripts" -> redlockScriptsFloor(Servers.get(Servers.REDLOCK).split(","));
             case "zookeeper-floor" -> zookeeperFloor();
             case "mariadb-floor" -> jdbcFloor(Servers.MARIADB);
             case "postgres-floor" -> jdbcFloor(Servers.POSTGRES);
@@ -436,22 +437,71 @@ final class Subjects {
      * client does; against {@code redlock-locksmith}, what Locksmith adds.
      */
     private static Contender redlockFloor(String[] masters) {
+        redis.clients.jedis.Connection[] connections = connectAll(masters);
+        String sha = loadEverywhere(connections, "return 1");
+        String[] call = {sha, "1", "floor:redlock"};
+        return fanOutFloor(connections, () -> call, () -> call, false);
+    }
+
+    /**
+     * The protocol's floor over the Redlock masters: Locksmith's own acquire and release scripts, as its Redis
+     * backend calls them, written to all five masters before reading their answers. Against {@code redlock-floor}
+     * it shows what the scripts' work on five servers adds; against {@code redlock-locksmith}, what the client
+     * side adds.
+     */
+    private static Contender redlockScriptsFloor(String[] masters) {
+        redis.clients.jedis.Connection[] connections = connectAll(masters);
+        String acquire = loadEverywhere(connections, io.locksmith.redis.BenchScripts.acquire());
+        String release = loadEverywhere(connections, io.locksmith.redis.BenchScripts.release());
+        String owner = UUID.randomUUID().toString().replace("-", "");
+        List<String> keys = io.locksmith.redis.BenchScripts.keys("floor-scripts", "redlock");
+        long[] attempts = {0};
+        String[] attempt = {""};
+        return fanOutFloor(connections, () -> {
+            attempt[0] = Long.toString(++attempts[0]);
+            return new String[] {acquire, "3", keys.get(0), keys.get(1), keys.get(2), owner, "30000",
+                attempt[0]};
+        }, () -> new String[] {release, "1", keys.get(0), owner, attempt[0], keys.get(3)}, true);
+    }
+
+    private static redis.clients.jedis.Connection[] connectAll(String[] masters) {
         redis.clients.jedis.Connection[] connections = new redis.clients.jedis.Connection[masters.length];
-        String sha = null;
         for (int i = 0; i < masters.length; i++) {
             String[] hostPort = masters[i].split(":");
             connections[i] = new redis.clients.jedis.Connection(hostPort[0], Integer.parseInt(hostPort[1]));
-            connections[i].sendCommand(Protocol.Command.SCRIPT, "LOAD", "return 1");
-            sha = SafeEncoder.encode((byte[]) connections[i].getOne());
         }
-        String script = sha;
-        Runnable round = () -> {
+        return connections;
+    }
+
+    /** Loads {@code text} on every connection; returns its SHA. */
+    private static String loadEverywhere(redis.clients.jedis.Connection[] connections, String text) {
+        String sha = null;
+        for (redis.clients.jedis.Connection connection : connections) {
+            connection.sendCommand(Protocol.Command.SCRIPT, "LOAD", text);
+            sha = SafeEncoder.encode((byte[]) connection.getOne());
+        }
+        return sha;
+    }
+
+    /**
+     * A lock whose acquire and release each write one {@code EVALSHA} (the arguments after the command name) to
+     * every connection before reading the answers: the parallel fan-out from one thread, with no client machinery.
+     * With {@code tokens}, every master must answer an acquisition with a fencing token, as Locksmith's script
+     * does when it takes the lock.
+     */
+    private static Contender fanOutFloor(redis.clients.jedis.Connection[] connections,
+            java.util.function.Supplier<String[]> acquire, java.util.function.Supplier<String[]> release,
+            boolean tokens) {
+        java.util.function.BiConsumer<String[], Boolean> round = (args, acquiring) -> {
             for (redis.clients.jedis.Connection connection : connections) {
-                connection.sendCommand(Protocol.Command.EVALSHA, script, "1", "floor:redlock");
+                connection.sendCommand(Protocol.Command.EVALSHA, args);
                 connection.getMany(0); // flushes without reading: every call is on the wire before any answer
             }
             for (redis.clients.jedis.Connection connection : connections) {
-                connection.getOne();
+                Object answer = connection.getOne();
+                if (acquiring && tokens && !(answer instanceof Long token && token > 0)) {
+                    throw new IllegalStateException("floor lock was not free on " + connection + ": " + answer);
+                }
             }
         };
         return new Contender() {
@@ -461,14 +511,14 @@ final class Subjects {
                     @Override
                     public void lock() {
                         synchronized (connections) {
-                            round.run();
+                            round.accept(acquire.get(), true);
                         }
                     }
 
                     @Override
                     public void unlock() {
                         synchronized (connections) {
-                            round.run();
+                            round.accept(release.get(), false);
                         }
                     }
                 };
