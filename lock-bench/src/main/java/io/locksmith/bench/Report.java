@@ -231,7 +231,8 @@ public final class Report {
                 + " lock-bench/target/classpath.txt)\" io.locksmith.bench.Report docs`. `--prof PROFILER` adds a"
                 + " JMH profiler to a run (`gc`, or `jfr` for a flight recording per benchmark); `--paired A,B,…"
                 + " [ROUNDS [CYCLES]]` interleaves the uncontended cycles of some subjects in one JVM instead, for"
-                + " a machine too busy for one subject after the other.\n\nThe smoke form, one"
+                + " a machine too busy for one subject after the other, and reports the CPU each subject's cycles"
+                + " used (the client JVM's and the `redis-server` processes').\n\nThe smoke form, one"
                 + " 100 ms iteration of every benchmark without forking plus a small renewal run, runs in"
                 + " `mvn verify` (`BenchmarkSmokeTest`, about 50 s) and fails the build if a benchmark throws; it"
                 + " asserts nothing about speed.\n");
@@ -354,12 +355,12 @@ public final class Report {
                     .append(" |\n");
             if (redlock != null) {
                 double over = redlock.meanMicros() / scriptsFanOut.meanMicros();
-                md.append("| … Redlock cycle against that protocol floor (what Locksmith's client side adds;"
-                        + " taken as ≤ 1.1×) | ")
+                // Not a target of its own, and two subjects measured minutes apart differ by up to ~20 % here:
+                // the interleaved comparison in analysis.md is the finer measure of the client's share.
+                md.append("| … Redlock cycle against that protocol floor (what Locksmith's client side adds) | ")
                         .append(num(redlock.meanMicros())).append(" µs against ")
-                        .append(num(scriptsFanOut.meanMicros())).append(" µs: ").append(ratio(over)).append(" | ")
-                        .append(over <= 1.1 ? "yes" : "**no**")
-                        .append(" |\n");
+                        .append(num(scriptsFanOut.meanMicros())).append(" µs: ").append(ratio(over))
+                        .append(" | not a target; interleaved figures in the analysis below |\n");
             }
         }
         return md.toString();
