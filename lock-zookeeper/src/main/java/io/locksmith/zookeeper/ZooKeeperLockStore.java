@@ -257,7 +257,7 @@ final class ZooKeeperLockStore implements LockStore {
         } catch (Exception e) {
             listed = null;
         }
-        Node node = created(name, awaitAnswer(created, "create a lock node under " + parent, deadline));
+        Node node = created(name, awaitAnswer(created, "create a lock node under " + parent, deadline), deadline);
         if (listed == null) {
             return new CreatedAndListed(node, null);
         }
@@ -292,15 +292,38 @@ final class ZooKeeperLockStore implements LockStore {
         }
     }
 
-    private Node created(String name, CuratorEvent event) {
+    private Node created(String name, CuratorEvent event, long deadline) {
         check(event, "create a lock node under " + paths.parent(name));
         Stat stat = event.getStat();
         if (stat == null) {
-            throw failure("create of " + event.getName() + " answered without the node's Stat", null);
+            stat = statOfFound(event.getName(), deadline);
         }
         Node node = new Node(name, event.getName(), stat.getCzxid());
         nodes.put(name, node);
         return node;
+    }
+
+    /**
+     * The Stat of a node that Curator's protected mode found instead of creating it: when a create loses its
+     * connection (a member of the ensemble dies under it), Curator looks for the node by its protected prefix
+     * and answers OK with the node's name only. Its creation zxid, the fencing token, is read here; a node that
+     * cannot be read is given up, so it cannot stay in the queue unowned.
+     */
+    private Stat statOfFound(String path, long deadline) {
+        CuratorEvent found;
+        try {
+            found = await("read the lock node " + path + " found after a connection loss", deadline,
+                    callback -> client.checkExists().inBackground(callback).forPath(path), null);
+        } catch (RuntimeException e) {
+            discard(path);
+            throw e;
+        }
+        if (found.getResultCode() != KeeperException.Code.OK.intValue() || found.getStat() == null) {
+            discard(path);
+            throw failure("the lock node " + path + ", found after a connection loss, could not be read: "
+                    + KeeperException.Code.get(found.getResultCode()), null);
+        }
+        return found.getStat();
     }
 
     private List<String> children(String parent, long deadline) {
