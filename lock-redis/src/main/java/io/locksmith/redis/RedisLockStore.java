@@ -67,6 +67,7 @@ final class RedisLockStore implements LockStore, RedisNodes.Pipelining {
     private static final long MIN_RETRY_MILLIS = 50;
     private static final long MAX_RETRY_MILLIS = 1_000;
     private static final int SPARE_CONNECTIONS = 2;
+    private static final int MIN_POOL_FOR_SPARES = 8;
 
     private final UnifiedJedis jedis;
     private final String address;
@@ -116,8 +117,8 @@ final class RedisLockStore implements LockStore, RedisNodes.Pipelining {
         this.pool = cluster ? null : poolOf(jedis);
         // A small pool keeps its connections for the calls that cannot be pipelined (renewals, checks).
         int maxTotal = pool == null ? 0 : pool.getMaxTotal();
-        this.spare = new AtomicReferenceArray<>(maxTotal < 0 ? SPARE_CONNECTIONS
-                : Math.min(SPARE_CONNECTIONS, maxTotal / 4));
+        this.spare = new AtomicReferenceArray<>(maxTotal < 0 || maxTotal >= MIN_POOL_FOR_SPARES
+                ? SPARE_CONNECTIONS : 0);
     }
 
     private static Pool<Connection> poolOf(UnifiedJedis jedis) {
@@ -274,8 +275,8 @@ final class RedisLockStore implements LockStore, RedisNodes.Pipelining {
      * return (a lock, several clock reads for its statistics) was the largest share of the client's own work in a
      * round, so a few healthy connections stay borrowed between calls and are taken from here first. A broken
      * connection is never kept; a failure on any connection gives the spares back to the pool (where the owner's
-     * failure handling drops the idle ones), and so does closing the store. At most two are kept, and none
-     * from a pool of fewer than eight connections, a quarter of its size at most.
+     * failure handling drops the idle ones), and so does closing the store. Two are kept, none from a pool of
+     * fewer than eight connections.
      */
 
     /** A spare connection if there is one, else one borrowed from the pool. */
