@@ -14,9 +14,10 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A database the JDBC tests run against: embedded H2, or MariaDB and PostgreSQL found by the lock-tests
- * fixtures (local server, given URL, or Testcontainers). Looks into the lock table directly and kills
- * connections from the server side, as an operator would.
+ * A database the JDBC tests run against: embedded H2, MariaDB and PostgreSQL found by the lock-tests fixtures
+ * (local server, given URL, or Testcontainers), or MariaDB and PostgreSQL in containers started through
+ * Testcontainers whatever the machine has. Looks into the lock table directly and kills connections from the
+ * server side, as an operator would.
  */
 enum JdbcTarget {
 
@@ -72,6 +73,30 @@ enum JdbcTarget {
         @Override
         String connectionIdQuery() {
             return "SELECT pg_backend_pid()";
+        }
+    },
+
+    MARIADB_CONTAINER {
+        @Override
+        DatabaseServer server() {
+            return MariaDbContainer.SERVER;
+        }
+
+        @Override
+        String connectionIdQuery() {
+            return MARIADB.connectionIdQuery();
+        }
+    },
+
+    POSTGRES_CONTAINER {
+        @Override
+        DatabaseServer server() {
+            return PostgresContainer.SERVER;
+        }
+
+        @Override
+        String connectionIdQuery() {
+            return POSTGRES.connectionIdQuery();
         }
     };
 
@@ -198,5 +223,15 @@ enum JdbcTarget {
     /** The fixture's PostgreSQL, found once per test JVM when first needed. */
     private static final class Postgres {
         static final DatabaseServer SERVER = DatabaseServer.startPostgres();
+    }
+
+    /** A MariaDB container of this test JVM's own, started when first needed and stopped when the JVM exits. */
+    private static final class MariaDbContainer {
+        static final DatabaseServer SERVER = DatabaseServer.startMariaDbContainer();
+    }
+
+    /** A PostgreSQL container of this test JVM's own, started when first needed and stopped when the JVM exits. */
+    private static final class PostgresContainer {
+        static final DatabaseServer SERVER = DatabaseServer.startPostgresContainer();
     }
 }

@@ -1,23 +1,16 @@
 package io.locksmith.redis;
 
-import io.locksmith.LockOptions;
-import io.locksmith.LockProvider;
-import io.locksmith.tests.LockProviderContract;
-import io.locksmith.tests.StoreControl;
 import io.locksmith.tests.servers.RedisServer;
-import java.util.EnumSet;
-import java.util.Optional;
-import java.util.Set;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 
 /**
- * The contract on one Redis server of our own, through the URI form ({@code LockProvider.open("redis://…")}),
- * with the server killed, paused (SIGSTOP) and its connections dropped for the failure tests.
+ * The contract on one Redis server of our own (a local {@code redis-server} process, unless the fixture is told
+ * otherwise), killed with SIGKILL and paused with SIGSTOP for the failure tests.
  */
 @DisplayName("redis:// backend contract (single server)")
-class RedisContractTest extends LockProviderContract {
+class RedisContractTest extends RedisServerContract {
 
     private static RedisServer server;
     private static RedisAdmin admin;
@@ -36,68 +29,12 @@ class RedisContractTest extends LockProviderContract {
     }
 
     @Override
-    protected LockProvider newProvider(LockOptions options) {
-        return LockProvider.open(server.uri(), options);
+    RedisServer server() {
+        return server;
     }
 
     @Override
-    protected long storeOperationCount() {
-        return admin.commandsExceptInfo();
-    }
-
-    @Override
-    protected Set<String> heldNames(String namespace) {
-        return admin.heldNames(namespace);
-    }
-
-    @Override
-    protected void forceRelease(String namespace, String name) {
-        admin.forceRelease(namespace, name);
-    }
-
-    @Override
-    protected Optional<StoreControl> storeControl() {
-        return server.isControllable() ? Optional.of(new ServerControl(server, admin)) : Optional.empty();
-    }
-
-    /** Kills (SIGKILL) and restarts, pauses (SIGSTOP) and resumes a redis-server process, or drops its clients. */
-    static final class ServerControl implements StoreControl {
-        private final RedisServer server;
-        private final RedisAdmin admin;
-
-        ServerControl(RedisServer server, RedisAdmin admin) {
-            this.server = server;
-            this.admin = admin;
-        }
-
-        @Override
-        public Set<Fault> faults() {
-            return EnumSet.of(Fault.KILL, Fault.PAUSE, Fault.DROP_CONNECTIONS);
-        }
-
-        @Override
-        public void kill() {
-            server.kill();
-        }
-
-        @Override
-        public void restart() {
-            server.restart();
-        }
-
-        @Override
-        public void pause() {
-            server.pause();
-        }
-
-        @Override
-        public void resume() {
-            server.resume();
-        }
-
-        @Override
-        public void dropConnections() {
-            admin.dropConnections();
-        }
+    RedisAdmin admin() {
+        return admin;
     }
 }

@@ -113,7 +113,7 @@ class RedisSecureContractTest extends LockProviderContract {
 
     @Override
     protected Optional<StoreControl> storeControl() {
-        return server.isControllable() ? Optional.of(new RedisContractTest.ServerControl(server, admin))
+        return server.isControllable() ? Optional.of(new RedisServerContract.ServerControl(server, admin))
                 : Optional.empty();
     }
 

@@ -29,8 +29,9 @@ import org.slf4j.LoggerFactory;
  *   <li>A local server: MariaDB/MySQL at {@code 127.0.0.1:3306} as {@code root} with an empty password, or
  *       PostgreSQL at {@code 127.0.0.1:5432} as {@code postgres} (then {@code root}, then the OS user) with trust
  *       authentication; database {@code test} in both.</li>
- *   <li>A {@code mariadb:11} or {@code postgres:16} container through Testcontainers, when it is on the classpath
- *       and a Docker engine answers.</li>
+ *   <li>A container through Testcontainers, when it is on the classpath and a Docker engine answers: the image
+ *       {@code LOCKSMITH_MARIADB_IMAGE} or {@code LOCKSMITH_POSTGRES_IMAGE} names (or {@code -Dlocksmith.mariadb.image},
+ *       {@code -Dlocksmith.postgres.image}), else the official {@code mariadb:11} or {@code postgres:16}.</li>
  * </ol>
  * Otherwise the factory throws {@link ServerUnavailableException} saying what to install or set. The log (logger
  * {@code io.locksmith.tests.servers.DatabaseServer.mariadb} or {@code ….postgres}) says which path it took.
@@ -89,6 +90,36 @@ public final class DatabaseServer implements AutoCloseable {
         return start(Dialect.POSTGRES, Settings.system());
     }
 
+    /**
+     * Starts a MariaDB database in a container through Testcontainers, whatever else the machine has: the path of
+     * the contract run that proves the Testcontainers fixtures. The tests own it like a server of their own.
+     *
+     * @throws ServerUnavailableException if Testcontainers is not on the classpath or no Docker engine answers
+     */
+    public static DatabaseServer startMariaDbContainer() {
+        return startInContainer(Dialect.MARIADB, Settings.system());
+    }
+
+    /**
+     * Starts a PostgreSQL database in a container through Testcontainers, whatever else the machine has.
+     *
+     * @throws ServerUnavailableException if Testcontainers is not on the classpath or no Docker engine answers
+     */
+    public static DatabaseServer startPostgresContainer() {
+        return startInContainer(Dialect.POSTGRES, Settings.system());
+    }
+
+    private static DatabaseServer startInContainer(Dialect dialect, Settings settings) {
+        if (!dialect.driverPresent()) {
+            throw new ServerUnavailableException("No JDBC driver for " + dialect.displayName()
+                    + " on the test classpath: add " + dialect.driverCoordinates());
+        }
+        DockerEngine.require("A " + dialect.displayName() + " container");
+        DatabaseServer server = startContainer(dialect, settings);
+        logger(dialect).info("{} for tests: {}", dialect.displayName(), server);
+        return server;
+    }
+
     static DatabaseServer start(Dialect dialect, Settings settings) {
         DatabaseServer server = resolve(dialect, settings);
         logger(dialect).info("{} for tests: {}", dialect.displayName(), server);
@@ -135,7 +166,7 @@ public final class DatabaseServer implements AutoCloseable {
             OwnDatabase.Started own = OwnDatabase.start(dialect, settings);
             server = new DatabaseServer(dialect, own.jdbcUrl(), own.user(), "", own.origin(), own.process());
         } else if (DockerEngine.reachable()) {
-            server = startContainer(dialect);
+            server = startContainer(dialect, settings);
         } else {
             throw new ServerUnavailableException(unavailable.get() + ", " + DockerEngine.howToGet());
         }
@@ -180,7 +211,7 @@ public final class DatabaseServer implements AutoCloseable {
             }
         }
         if (DockerEngine.reachable()) {
-            return startContainer(dialect);
+            return startContainer(dialect, settings);
         }
         throw new ServerUnavailableException("No " + dialect.displayName() + " for the tests: " + localFailure
                 + "; " + dialect.localAdvice()
@@ -210,22 +241,22 @@ public final class DatabaseServer implements AutoCloseable {
         }
     }
 
-    private static DatabaseServer startContainer(Dialect dialect) {
-        DockerServer server = DockerServer.start(dialect.image(), dialect.defaultPort(), dialect.containerEnv(),
-                List.of());
+    private static DatabaseServer startContainer(Dialect dialect, Settings settings) {
+        DockerServer server = DockerServer.start(dialect.image(settings), dialect.defaultPort(),
+                dialect.containerEnv(), listen -> dialect.containerArguments(listen.address(), listen.port()));
         try {
             String url = dialect.url(server.host(), server.port());
             String user = dialect.localUsers().get(0);
             String[] product = new String[1];
-            // the image's entrypoint runs a temporary server while it initialises: wait for the real one
-            Await.until("Testcontainers " + dialect.image() + " at " + url + " did not answer select 1",
+            // the official image's entrypoint runs a temporary server while it initialises: wait for the real one
+            Await.until(server.path() + " at " + url + " did not answer select 1",
                     CONTAINER_READY_LIMIT, () -> {
                         server.checkRunning();
                         product[0] = product(dialect, url, user, "");
                         return true;
                     });
-            return new DatabaseServer(dialect, url, user, "", "Testcontainers " + dialect.image() + " ("
-                    + product[0] + ") at " + url + " (user " + user + ", " + server.describe() + ")", server);
+            return new DatabaseServer(dialect, url, user, "", server.path() + ", " + product[0] + ", at " + url
+                    + " (user " + user + ", " + server.describe() + ")", server);
         } catch (RuntimeException e) {
             server.close();
             throw e;

@@ -45,6 +45,11 @@ enum Dialect {
         }
 
         @Override
+        List<String> containerArguments(String address, int port) {
+            return List.of("--port=" + port, "--bind-address=" + address);
+        }
+
+        @Override
         String withApplicationName(String url, String applicationName) {
             return url + (url.contains("?") ? "&" : "?") + "connectionAttributes=program_name:" + applicationName;
         }
@@ -123,6 +128,11 @@ enum Dialect {
         }
 
         @Override
+        List<String> containerArguments(String address, int port) {
+            return List.of("-p", Integer.toString(port), "-c", "listen_addresses=" + address);
+        }
+
+        @Override
         List<String> localUsers() {
             Set<String> users = new LinkedHashSet<>(List.of("postgres", "root"));
             String osUser = System.getProperty("user.name");
@@ -188,6 +198,7 @@ enum Dialect {
     private final Settings.Key urlSetting;
     private final Settings.Key userSetting;
     private final Settings.Key passwordSetting;
+    private final Settings.Key imageSetting;
     private final int defaultPort;
     private final String image;
     private final Map<String, String> containerEnv;
@@ -200,6 +211,7 @@ enum Dialect {
         this.urlSetting = new Settings.Key("locksmith." + settingName + ".url", variable + "_URL");
         this.userSetting = new Settings.Key("locksmith." + settingName + ".user", variable + "_USER");
         this.passwordSetting = new Settings.Key("locksmith." + settingName + ".password", variable + "_PASSWORD");
+        this.imageSetting = new Settings.Key("locksmith." + settingName + ".image", variable + "_IMAGE");
         this.defaultPort = defaultPort;
         this.image = image;
         this.containerEnv = containerEnv;
@@ -217,6 +229,12 @@ enum Dialect {
 
     /** Returns the users to try, in order, on a local server. */
     abstract List<String> localUsers();
+
+    /**
+     * Returns the container's arguments that make the server listen on {@code address:port}: flags only, which the
+     * official image's entrypoint and the images scripts/docker-images builds both hand to the server.
+     */
+    abstract List<String> containerArguments(String address, int port);
 
     /** Returns {@code url} with connections tagged by {@code applicationName}. */
     abstract String withApplicationName(String url, String applicationName);
@@ -294,8 +312,14 @@ enum Dialect {
         return defaultPort;
     }
 
-    String image() {
-        return image;
+    /** Returns the container image: the one {@link #imageSetting()} names, else the official one. */
+    String image(Settings settings) {
+        return settings.get(imageSetting).map(Settings.Value::text).orElse(image);
+    }
+
+    /** Returns the setting that names the container image, such as {@code LOCKSMITH_MARIADB_IMAGE}. */
+    Settings.Key imageSetting() {
+        return imageSetting;
     }
 
     Map<String, String> containerEnv() {

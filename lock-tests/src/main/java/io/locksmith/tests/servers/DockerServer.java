@@ -5,6 +5,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.function.Function;
 import java.util.function.IntFunction;
 import org.testcontainers.DockerClientFactory;
 import org.testcontainers.containers.GenericContainer;
@@ -14,14 +16,26 @@ import org.testcontainers.containers.wait.strategy.WaitStrategyTarget;
 import org.testcontainers.utility.DockerImageName;
 
 /**
- * A server in a Testcontainers container, published on a fixed free host port so that it keeps its address
- * across kill and restart.
+ * A server in a Testcontainers container on a fixed free host port, so that it keeps its address across kill and
+ * restart.
+ *
+ * <p>The container joins Docker's default bridge network with its port published, or, when
+ * {@code LOCKSMITH_DOCKER_NETWORK=host} (or {@code -Dlocksmith.docker.network=host}), the host's own network, where
+ * the server itself listens on the free loopback port: that is how an engine started with
+ * {@code dockerd --bridge=none} runs containers, with every byte staying on 127.0.0.1.
  *
  * <p>Only loaded after {@link DockerEngine#reachable()} said yes: this is the one class that names
  * Testcontainers types. Readiness is left to the fixture's own probe (PING, srvr, {@code select 1}), the same
  * probe every other path uses.
  */
 final class DockerServer implements Control {
+
+    private static final String LOOPBACK = "127.0.0.1";
+    private static final String ALL_INTERFACES = "0.0.0.0";
+
+    /** Where the server in the container must listen: the address and port its command names. */
+    record Listen(String address, int port) {
+    }
 
     /** Containers started together on one private network, such as a ZooKeeper ensemble. */
     static final class Group implements AutoCloseable {
@@ -62,30 +76,72 @@ final class DockerServer implements Control {
     };
 
     private final GenericContainer<?> container;
+    private final String image;
+    private final boolean hostNetwork;
     private final int hostPort;
     private boolean paused;
 
-    private DockerServer(GenericContainer<?> container, int hostPort) {
+    private DockerServer(GenericContainer<?> container, String image, boolean hostNetwork, int hostPort) {
         this.container = container;
+        this.image = image;
+        this.hostNetwork = hostNetwork;
         this.hostPort = hostPort;
     }
 
-    /** Returns whether a Docker engine answers Testcontainers. */
-    static boolean engineReachable() {
+    /** Returns why no Docker engine answers Testcontainers, or empty if one does. */
+    static Optional<String> engineUnreachable() {
         try {
-            return DockerClientFactory.instance().isDockerAvailable();
+            return DockerClientFactory.instance().isDockerAvailable()
+                    ? Optional.empty()
+                    : Optional.of("Testcontainers found no Docker engine");
         } catch (RuntimeException e) {
-            return false;
+            return Optional.of("Testcontainers found no Docker engine: " + Await.describe(e));
         }
     }
 
+    /** Returns the image named by {@code key}, else {@code official}. */
+    static String image(Settings settings, Settings.Key key, String official) {
+        return settings.get(key).map(Settings.Value::text).orElse(official);
+    }
+
     /**
-     * Starts {@code image} with {@code containerPort} published on a free host port.
+     * Starts {@code image} on a free host port: published from {@code containerPort} on the bridge network, or
+     * listened on directly on the host network.
      *
-     * @param command the container command, or empty for the image's default
+     * @param command the container's arguments for where the server must listen
      */
-    static DockerServer start(String image, int containerPort, Map<String, String> env, List<String> command) {
-        return start(image, containerPort, env, command, null, null);
+    static DockerServer start(String image, int containerPort, Map<String, String> env,
+                              Function<Listen, List<String>> command) {
+        boolean hostNetwork = hostNetwork(Settings.system());
+        int hostPort = Tcp.freePort();
+        GenericContainer<?> container = new GenericContainer<>(DockerImageName.parse(image));
+        container.withEnv(env);
+        container.waitingFor(NO_WAIT);
+        List<String> arguments;
+        if (hostNetwork) {
+            container.withNetworkMode("host");
+            arguments = command.apply(new Listen(LOOPBACK, hostPort));
+        } else {
+            container.withExposedPorts(containerPort);
+            container.setPortBindings(List.of(hostPort + ":" + containerPort));
+            arguments = command.apply(new Listen(ALL_INTERFACES, containerPort));
+        }
+        if (!arguments.isEmpty()) {
+            container.withCommand(arguments.toArray(String[]::new));
+        }
+        return started(container, image, hostNetwork, hostPort);
+    }
+
+    private static boolean hostNetwork(Settings settings) {
+        Optional<Settings.Value> network = settings.get(DockerEngine.NETWORK_SETTING);
+        if (network.isEmpty() || network.get().text().equals("bridge")) {
+            return false;
+        }
+        if (network.get().text().equals("host")) {
+            return true;
+        }
+        throw new ServerUnavailableException(network.get().source() + " is '" + network.get().text()
+                + "': set it to host or bridge");
     }
 
     /**
@@ -94,11 +150,15 @@ final class DockerServer implements Control {
      */
     static Group startGroup(String image, int containerPort, int count, IntFunction<String> alias,
                             IntFunction<Map<String, String>> env) {
+        if (hostNetwork(Settings.system())) {
+            throw new ServerUnavailableException("A group of " + image + " containers needs a network of its own,"
+                    + " which " + DockerEngine.NETWORK_SETTING.describe("host") + " rules out");
+        }
         Network network = Network.newNetwork();
         List<DockerServer> members = new ArrayList<>();
         try {
             for (int i = 0; i < count; i++) {
-                members.add(start(image, containerPort, env.apply(i), List.of(), network, alias.apply(i)));
+                members.add(member(image, containerPort, env.apply(i), network, alias.apply(i)));
             }
             return new Group(members, network);
         } catch (RuntimeException e) {
@@ -107,21 +167,21 @@ final class DockerServer implements Control {
         }
     }
 
-    private static DockerServer start(String image, int containerPort, Map<String, String> env,
-                                      List<String> command, Network network, String alias) {
+    private static DockerServer member(String image, int containerPort, Map<String, String> env, Network network,
+                                       String alias) {
         int hostPort = Tcp.freePort();
         GenericContainer<?> container = new GenericContainer<>(DockerImageName.parse(image));
         container.withExposedPorts(containerPort);
         container.setPortBindings(List.of(hostPort + ":" + containerPort));
         container.withEnv(env);
         container.waitingFor(NO_WAIT);
-        if (!command.isEmpty()) {
-            container.withCommand(command.toArray(String[]::new));
-        }
-        if (network != null) {
-            container.withNetwork(network);
-            container.withNetworkAliases(alias);
-        }
+        container.withNetwork(network);
+        container.withNetworkAliases(alias);
+        return started(container, image, false, hostPort);
+    }
+
+    private static DockerServer started(GenericContainer<?> container, String image, boolean hostNetwork,
+                                        int hostPort) {
         try {
             container.start();
         } catch (RuntimeException e) {
@@ -129,12 +189,20 @@ final class DockerServer implements Control {
             throw new ServerUnavailableException("Testcontainers could not start " + image + ": "
                     + Await.describe(e), e);
         }
-        return new DockerServer(container, hostPort);
+        DockerServer server = new DockerServer(container, image, hostNetwork, hostPort);
+        // without Ryuk (no registry to pull it from, or disabled) nothing else removes a container the JVM left
+        ExitCleanup.register(server);
+        return server;
     }
 
-    /** Returns the host name under which the published port is reachable. */
+    /** Returns the host name under which the server is reachable. */
     String host() {
-        return container.getHost();
+        return hostNetwork ? LOOPBACK : container.getHost();
+    }
+
+    /** Returns how the server was had, for fixtures' origin lines: "Testcontainers redis:7 (host network)". */
+    String path() {
+        return "Testcontainers " + image + (hostNetwork ? " (host network)" : " (bridge network, published port)");
     }
 
     /** Returns the published host port; it stays the same across restarts. */
@@ -183,6 +251,7 @@ final class DockerServer implements Control {
 
     @Override
     public void close() {
+        ExitCleanup.unregister(this);
         container.stop();
     }
 }

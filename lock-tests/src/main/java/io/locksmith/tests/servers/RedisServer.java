@@ -31,11 +31,13 @@ import org.slf4j.LoggerFactory;
  *       persistence unless the extra arguments ask for it (e.g. {@code --appendonly yes}); the binary is
  *       {@code LOCKSMITH_REDIS_SERVER} (or {@code -Dlocksmith.redis.server}) or {@code redis-server} on the
  *       {@code PATH}.</li>
- *   <li>A {@code redis:7} container through Testcontainers, when it is on the classpath and a Docker engine
- *       answers.</li>
+ *   <li>A container through Testcontainers, when it is on the classpath and a Docker engine answers.</li>
  * </ol>
- * Otherwise {@link #start} throws {@link ServerUnavailableException} saying what to install or set. The log (logger
- * {@code io.locksmith.tests.servers.RedisServer}) says which path each server took.
+ * Otherwise {@link #start} throws {@link ServerUnavailableException} saying what to install or set.
+ * {@link #startContainer} takes the Testcontainers path whatever else the machine has. The container's image is
+ * {@code LOCKSMITH_REDIS_IMAGE} (or {@code -Dlocksmith.redis.image}), else the official {@code redis:7}; see
+ * {@code DockerServer} for the network it joins. The log (logger {@code io.locksmith.tests.servers.RedisServer})
+ * says which path each server took.
  */
 public final class RedisServer implements AutoCloseable {
 
@@ -43,9 +45,10 @@ public final class RedisServer implements AutoCloseable {
 
     static final Settings.Key URI_SETTING = new Settings.Key("locksmith.redis.uri", "LOCKSMITH_REDIS_URI");
     static final Settings.Key BINARY_SETTING = new Settings.Key("locksmith.redis.server", "LOCKSMITH_REDIS_SERVER");
+    static final Settings.Key IMAGE_SETTING = new Settings.Key("locksmith.redis.image", "LOCKSMITH_REDIS_IMAGE");
 
     private static final String LOOPBACK = "127.0.0.1";
-    private static final String IMAGE = "redis:7";
+    private static final String OFFICIAL_IMAGE = "redis:7";
     private static final int DEFAULT_PORT = 6379;
     private static final Duration READY_LIMIT = Duration.ofSeconds(30);
     private static final Duration GIVEN_READY_LIMIT = Duration.ofSeconds(10);
@@ -102,7 +105,7 @@ public final class RedisServer implements AutoCloseable {
         if (binary.isPresent()) {
             one = () -> startLocal(binary.get(), extraArgs);
         } else if (DockerEngine.reachable()) {
-            one = () -> startContainer(extraArgs);
+            one = () -> container(settings, extraArgs);
         } else {
             throw new ServerUnavailableException("No Redis for the tests: install redis-server"
                     + " (apt-get install redis-server) or point " + BINARY_SETTING.describe() + " at one, or set "
@@ -239,19 +242,38 @@ public final class RedisServer implements AutoCloseable {
         }
     }
 
-    private static RedisServer startContainer(List<String> extraArgs) {
-        List<String> command = new ArrayList<>(List.of("redis-server", "--save", "", "--appendonly", "no"));
-        command.addAll(extraArgs);
-        DockerServer container = DockerServer.start(IMAGE, DEFAULT_PORT, Map.of(), command);
+    /**
+     * Starts a Redis server in a container through Testcontainers, whatever else the machine has: the path of the
+     * contract run that proves the Testcontainers fixtures. The tests own it like a process of their own.
+     *
+     * @param extraArgs {@code redis-server} arguments appended to ours
+     * @throws ServerUnavailableException if Testcontainers is not on the classpath or no Docker engine answers
+     */
+    public static RedisServer startContainer(String... extraArgs) {
+        DockerEngine.require("A Redis container");
+        RedisServer server = container(Settings.system(), List.of(extraArgs));
+        LOG.info("Redis for tests: {}", server);
+        return server;
+    }
+
+    private static RedisServer container(Settings settings, List<String> extraArgs) {
+        String image = DockerServer.image(settings, IMAGE_SETTING, OFFICIAL_IMAGE);
+        // flags only: the official image's entrypoint and ours both run redis-server with them
+        DockerServer container = DockerServer.start(image, DEFAULT_PORT, Map.of(), listen -> {
+            List<String> command = new ArrayList<>(List.of("--port", Integer.toString(listen.port()),
+                    "--bind", listen.address(), "--protected-mode", "no", "--save", "", "--appendonly", "no"));
+            command.addAll(extraArgs);
+            return command;
+        });
         try {
-            awaitAnswers(container.host(), container.port(), null, container, "Testcontainers " + IMAGE + " on "
+            awaitAnswers(container.host(), container.port(), null, container, container.path() + " on "
                     + container.host() + ":" + container.port() + " did not answer PING");
         } catch (RuntimeException e) {
             container.close();
             throw e;
         }
-        String origin = "Testcontainers " + IMAGE + " (" + version(container.host(), container.port(), null)
-                + ") on " + container.host() + ":" + container.port();
+        String origin = container.path() + ", Redis " + version(container.host(), container.port(), null)
+                + ", on " + container.host() + ":" + container.port();
         return new RedisServer("redis://" + container.host() + ":" + container.port(), container.host(),
                 container.port(), null, origin, container);
     }

@@ -95,7 +95,15 @@ public final class ZooKeeperServer implements AutoCloseable {
             return started(member.address(), "in-JVM ZooKeeper", member.control());
         }
         if (DockerEngine.reachable()) {
-            DockerServer container = DockerServer.start(IMAGE, CLIENT_PORT, Map.of(), List.of());
+            DockerServer container = DockerServer.start(IMAGE, CLIENT_PORT, Map.of(), listen -> {
+                if (listen.port() != CLIENT_PORT) {
+                    // the image's client port is fixed in its generated configuration
+                    throw new ServerUnavailableException("A " + IMAGE + " container cannot listen on another port"
+                            + " than " + CLIENT_PORT + ", which the host network needs: run ZooKeeper in-JVM"
+                            + " (curator-test on the test classpath) or set " + CONNECT_SETTING.describe());
+                }
+                return List.of();
+            });
             return started(container.host() + ":" + container.port(), "Testcontainers " + IMAGE, container);
         }
         throw unavailable("ZooKeeper");

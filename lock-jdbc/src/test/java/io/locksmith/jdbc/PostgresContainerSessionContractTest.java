@@ -1,0 +1,19 @@
+package io.locksmith.jdbc;
+
+import io.locksmith.jdbc.JdbcLockProviders.Mode;
+import org.junit.jupiter.api.DisplayName;
+
+/** The contract on a database in a container started through Testcontainers, whatever else the machine has. */
+@DisplayName("contract: PostgreSQL session mode, Testcontainers")
+class PostgresContainerSessionContractTest extends JdbcContract {
+
+    @Override
+    JdbcTarget target() {
+        return JdbcTarget.POSTGRES_CONTAINER;
+    }
+
+    @Override
+    Mode mode() {
+        return Mode.SESSION;
+    }
+}
