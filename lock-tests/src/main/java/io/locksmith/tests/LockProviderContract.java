@@ -816,9 +816,13 @@ public abstract class LockProviderContract {
             LockProvider firstProvider = open();
             DistributedLock first = firstProvider.getLock("leased");
             DistributedLock second = open().getLock("leased");
+            // a token from before the leased hold bounds its token from below: reading the leased hold's own
+            // token would race with its 300 ms lease, which a slow acquisition may already have used up
+            second.lock();
+            long earlierToken = second.fencingToken();
+            second.unlock();
             Duration lease = Duration.ofMillis(300);
             assertThat(first.tryLock(Duration.ZERO, lease)).isTrue();
-            long firstToken = first.fencingToken();
             awaitTrue("another provider acquires after the first holder's 300 ms lease ended",
                     lease.plus(opBound()).plus(renewInterval(firstProvider)), second::tryLock);
             assertThat(first.isHeldByCurrentThread()).as("first holder's isHeldByCurrentThread() once another "
@@ -828,7 +832,7 @@ public abstract class LockProviderContract {
             assertThatThrownBy(first::unlock).as("unlock() of the expired hold").isInstanceOf(LockLostException.class);
             assertThatThrownBy(first::unlock).as("second unlock() once the loss was reported")
                     .isInstanceOf(IllegalMonitorStateException.class).isNotInstanceOf(LockLostException.class);
-            assertThat(second.fencingToken()).as("token of the new hold").isGreaterThan(firstToken);
+            assertThat(second.fencingToken()).as("token of the new hold").isGreaterThan(earlierToken);
             assertThat(second.isHeldByCurrentThread()).isTrue();
             second.unlock();
             assertLostOnce(firstProvider, "leased");
@@ -1037,11 +1041,14 @@ public abstract class LockProviderContract {
             LockProvider aProvider = open();
             DistributedLock a = aProvider.getLock("fenced-resource");
             DistributedLock b = open().getLock("fenced-resource");
-            assertThat(a.tryLock(Duration.ZERO, Duration.ofMillis(300))).isTrue();
+            // the acquisition returns within the operation timeout or fails, so a lease of twice that leaves A at
+            // least one operation timeout to read its token and write with it before the lease ends
+            Duration lease = operationTimeout().multipliedBy(2);
+            assertThat(a.tryLock(Duration.ZERO, lease)).isTrue();
             long aToken = a.fencingToken();
             assertThat(resource.write(aToken, "A's first write")).isTrue();
-            awaitTrue("B acquires after A's 300 ms lease ended",
-                    Duration.ofMillis(300).plus(opBound()).plus(renewInterval(aProvider)), b::tryLock);
+            awaitTrue("B acquires after A's " + lease.toMillis() + " ms lease ended",
+                    lease.plus(opBound()).plus(renewInterval(aProvider)), b::tryLock);
             long bToken = b.fencingToken();
             assertThat(bToken).isGreaterThan(aToken);
             resource.writeOrThrow(bToken, "B's write");
