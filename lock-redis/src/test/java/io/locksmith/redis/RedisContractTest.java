@@ -1,8 +1,6 @@
 package io.locksmith.redis;
 
 import io.locksmith.tests.servers.RedisServer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 
 /**
@@ -12,29 +10,7 @@ import org.junit.jupiter.api.DisplayName;
 @DisplayName("redis:// backend contract (single server)")
 class RedisContractTest extends RedisServerContract {
 
-    private static RedisServer server;
-    private static RedisAdmin admin;
-
-    @BeforeAll
-    static void startServer() {
-        server = RedisServer.start();
-        admin = new RedisAdmin(server);
-    }
-
-    @AfterAll
-    static void stopServer() {
-        if (server != null) {
-            server.close();
-        }
-    }
-
-    @Override
-    RedisServer server() {
-        return server;
-    }
-
-    @Override
-    RedisAdmin admin() {
-        return admin;
+    RedisContractTest() {
+        super(RedisServer::start);
     }
 }

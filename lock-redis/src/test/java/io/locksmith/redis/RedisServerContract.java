@@ -6,8 +6,12 @@ import io.locksmith.tests.LockProviderContract;
 import io.locksmith.tests.StoreControl;
 import io.locksmith.tests.servers.RedisServer;
 import java.util.EnumSet;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.AfterAll;
 
 /**
  * The contract on one Redis server the tests own, through the URI form ({@code LockProvider.open("redis://…")}),
@@ -16,11 +20,41 @@ import java.util.Set;
  */
 abstract class RedisServerContract extends LockProviderContract {
 
-    /** The server under test, started before the class's tests. */
-    abstract RedisServer server();
+    /** The server of each running contract class, started by its first test and stopped after its last. */
+    private static final Map<Class<?>, Started> STARTED = new ConcurrentHashMap<>();
+
+    private final Supplier<RedisServer> start;
+
+    /** Takes how to start the class's server. */
+    RedisServerContract(Supplier<RedisServer> start) {
+        this.start = start;
+    }
+
+    @AfterAll
+    static void stopServers() {
+        STARTED.values().forEach(started -> started.server().close());
+        STARTED.clear();
+    }
+
+    /** The server under test, started for the class's first test. */
+    final RedisServer server() {
+        return started().server();
+    }
 
     /** The admin connection to {@link #server()}. */
-    abstract RedisAdmin admin();
+    final RedisAdmin admin() {
+        return started().admin();
+    }
+
+    private Started started() {
+        return STARTED.computeIfAbsent(getClass(), c -> {
+            RedisServer server = start.get();
+            return new Started(server, new RedisAdmin(server));
+        });
+    }
+
+    private record Started(RedisServer server, RedisAdmin admin) {
+    }
 
     @Override
     protected LockProvider newProvider(LockOptions options) {
