@@ -454,7 +454,7 @@ class JdbcAccessControlTest {
             closeResources();
             try (Connection admin = target.admin().getConnection()) {
                 execute(admin, "DROP TABLE " + table);
-                execute(admin, (target == JdbcTarget.MARIADB ? "DROP TABLE " : "DROP SEQUENCE ") + table + "_token");
+                execute(admin, JdbcTarget.dropTokenCounter(admin, table));
             }
         }
     }

@@ -322,6 +322,7 @@ class JdbcBackendTest {
         String url = switch (target) {
             case H2 -> "jdbc:h2:tcp://127.0.0.1:" + port + "/mem:nowhere";
             case MARIADB -> "jdbc:mariadb://127.0.0.1:" + port + "/test?user=root";
+            case MYSQL_CONNECTOR_J -> "jdbc:mysql://127.0.0.1:" + port + "/test?user=root";
             case POSTGRES -> "jdbc:postgresql://127.0.0.1:" + port + "/test?user=postgres";
         };
         Duration timeout = Duration.ofMillis(500);
@@ -404,6 +405,19 @@ class JdbcBackendTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("jdbc:mysql:");
     }
 
+    @Test
+    @DisplayName("the Connector/J target's pools connect through MySQL Connector/J, not the MariaDB driver")
+    void connectorJTargetUsesConnectorJ() throws SQLException {
+        JdbcTarget target = JdbcTarget.MYSQL_CONNECTOR_J;
+        assertThat(target.jdbcUrl()).startsWith("jdbc:mysql:");
+        try (HikariDataSource pool = target.pool(Duration.ofSeconds(5), 1);
+             Connection connection = pool.getConnection()) {
+            assertThat(connection.unwrap(Connection.class).getClass().getName()).startsWith("com.mysql.cj.jdbc.");
+            assertThat(connection.getMetaData().getDriverName()).isEqualTo("MySQL Connector/J");
+            assertThat(JdbcTarget.dialect(connection)).isSameAs(Dialect.MARIADB);
+        }
+    }
+
     // ---------------------------------------------------------------- the table
 
     @ParameterizedTest(name = "{0}")
@@ -438,7 +452,7 @@ class JdbcBackendTest {
             try (Connection connection = target.admin().getConnection();
                  Statement drop = connection.createStatement()) {
                 drop.execute("DROP TABLE " + table);
-                drop.execute((target == JdbcTarget.MARIADB ? "DROP TABLE " : "DROP SEQUENCE ") + table + "_token");
+                drop.execute(JdbcTarget.dropTokenCounter(connection, table));
             }
         }
     }

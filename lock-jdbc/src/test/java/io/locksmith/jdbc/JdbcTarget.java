@@ -15,8 +15,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A database the JDBC tests run against: embedded H2, or MariaDB and PostgreSQL found by the lock-tests
- * fixtures (local server, given URL, or Testcontainers). Looks into the lock table directly and kills
- * connections from the server side, as an operator would.
+ * fixtures (local server, given URL, or Testcontainers), MariaDB also through MySQL Connector/J. Looks into the
+ * lock table directly and kills connections from the server side, as an operator would.
  */
 enum JdbcTarget {
 
@@ -72,6 +72,25 @@ enum JdbcTarget {
         @Override
         String connectionIdQuery() {
             return "SELECT pg_backend_pid()";
+        }
+    },
+
+    /** The fixture's MariaDB server through MySQL Connector/J: its URL with the {@code jdbc:mysql:} scheme. */
+    MYSQL_CONNECTOR_J {
+        @Override
+        DatabaseServer server() {
+            return MariaDb.SERVER;
+        }
+
+        @Override
+        String jdbcUrl() {
+            // the MariaDB driver takes jdbc:mysql: only with permitMysqlScheme, so DriverManager picks Connector/J
+            return server().jdbcUrl().replaceFirst("^jdbc:mariadb:", "jdbc:mysql:");
+        }
+
+        @Override
+        String connectionIdQuery() {
+            return "SELECT CONNECTION_ID()";
         }
     };
 
@@ -175,6 +194,13 @@ enum JdbcTarget {
 
     static Dialect dialect(Connection connection) throws SQLException {
         return Dialect.detect(connection);
+    }
+
+    /** The statement dropping {@code table}'s token counter: a table on MySQL and MariaDB, a sequence elsewhere. */
+    static String dropTokenCounter(Connection connection, String table) throws SQLException {
+        Dialect dialect = dialect(connection);
+        return (dialect == Dialect.MARIADB || dialect == Dialect.MYSQL ? "DROP TABLE " : "DROP SEQUENCE ") + table
+                + "_token";
     }
 
     private static Set<String> names(Connection connection, String sql, String namespace) throws SQLException {
