@@ -393,7 +393,7 @@ class JdbcAccessControlTest {
     private static final List<String> LOOKALIKES = List.of("abc", "aXc", "a", "ab", "x", "\\x");
 
     @ParameterizedTest(name = "{0}")
-    @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES"})
+    @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES", "MYSQL_CONNECTOR_J"})
     @DisplayName("SQL metacharacters in names are data: each name its own lock in tryLock, inspect, forceRelease"
             + " and deleteIdleRows")
     void sqlMetacharactersAreData(JdbcTarget target) throws Exception {
@@ -454,7 +454,7 @@ class JdbcAccessControlTest {
             closeResources();
             try (Connection admin = target.admin().getConnection()) {
                 execute(admin, "DROP TABLE " + table);
-                execute(admin, (target == JdbcTarget.MARIADB ? "DROP TABLE " : "DROP SEQUENCE ") + table + "_token");
+                execute(admin, JdbcTarget.dropTokenCounter(admin, table));
             }
         }
     }

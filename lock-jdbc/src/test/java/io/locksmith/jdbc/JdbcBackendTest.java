@@ -152,7 +152,7 @@ class JdbcBackendTest {
     // ---------------------------------------------------------------- clocks
 
     @ParameterizedTest(name = "{0}")
-    @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES"})
+    @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES", "MYSQL_CONNECTOR_J"})
     @DisplayName("lease mode: providers whose clocks disagree by 20 minutes still exclude each other")
     void clientClockSkewCannotBreakExclusion(JdbcTarget target) throws Exception {
         long skew = TimeUnit.MINUTES.toNanos(10);
@@ -220,7 +220,7 @@ class JdbcBackendTest {
     // ---------------------------------------------------------------- names
 
     @ParameterizedTest(name = "{0}")
-    @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES"})
+    @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES", "MYSQL_CONNECTOR_J"})
     @DisplayName("names that differ only by case or trailing spaces are different locks, in both modes")
     void caseAndTrailingSpacesMatter(JdbcTarget target) throws Exception {
         List<String> names = List.of("lock", "Lock", "LOCK", "lock ", "lock  ", " lock", "straße", "STRASSE");
@@ -248,7 +248,7 @@ class JdbcBackendTest {
     // ---------------------------------------------------------------- killed connections
 
     @ParameterizedTest(name = "{0}")
-    @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES"})
+    @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES", "MYSQL_CONNECTOR_J"})
     @DisplayName("session mode: killing the holder's connection frees the lock at once and the holder hears it")
     void killedSessionHolderFreesTheLockAtOnce(JdbcTarget target) throws Exception {
         TrackedDataSource tracked = new TrackedDataSource(target);
@@ -274,7 +274,7 @@ class JdbcBackendTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES"})
+    @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES", "MYSQL_CONNECTOR_J"})
     @DisplayName("lease mode: a holder cut off from the database keeps the lock until its lease ends, then loses it")
     void cutOffLeaseHolderKeepsTheLockForItsLease(JdbcTarget target) throws Exception {
         TrackedDataSource tracked = new TrackedDataSource(target);
@@ -315,13 +315,14 @@ class JdbcBackendTest {
     // ---------------------------------------------------------------- unreachable database
 
     @ParameterizedTest(name = "{0}")
-    @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES"})
+    @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES", "MYSQL_CONNECTOR_J"})
     @DisplayName("a database nobody listens for fails lock calls with LockBackendException, never a hang")
     void unreachableDatabaseFailsFast(JdbcTarget target) throws Exception {
         int port = closedPort();
         String url = switch (target) {
             case H2 -> "jdbc:h2:tcp://127.0.0.1:" + port + "/mem:nowhere";
             case MARIADB -> "jdbc:mariadb://127.0.0.1:" + port + "/test?user=root";
+            case MYSQL_CONNECTOR_J -> "jdbc:mysql://127.0.0.1:" + port + "/test?user=root";
             case POSTGRES -> "jdbc:postgresql://127.0.0.1:" + port + "/test?user=postgres";
             default -> throw new IllegalArgumentException("not a database kind of this test: " + target);
         };
@@ -350,7 +351,7 @@ class JdbcBackendTest {
     // ---------------------------------------------------------------- the URI form
 
     @ParameterizedTest(name = "{0}")
-    @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES"})
+    @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES", "MYSQL_CONNECTOR_J"})
     @DisplayName("jdbc: URIs: Locksmith's parameters choose mode and table and never reach the driver")
     void uriForm(JdbcTarget target) throws Exception {
         String table = "locksmith_uri_test";
@@ -405,10 +406,23 @@ class JdbcBackendTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("jdbc:mysql:");
     }
 
+    @Test
+    @DisplayName("the Connector/J target's pools connect through MySQL Connector/J, not the MariaDB driver")
+    void connectorJTargetUsesConnectorJ() throws SQLException {
+        JdbcTarget target = JdbcTarget.MYSQL_CONNECTOR_J;
+        assertThat(target.jdbcUrl()).startsWith("jdbc:mysql:");
+        try (HikariDataSource pool = target.pool(Duration.ofSeconds(5), 1);
+             Connection connection = pool.getConnection()) {
+            assertThat(connection.unwrap(Connection.class).getClass().getName()).startsWith("com.mysql.cj.jdbc.");
+            assertThat(connection.getMetaData().getDriverName()).isEqualTo("MySQL Connector/J");
+            assertThat(JdbcTarget.dialect(connection)).isSameAs(Dialect.MARIADB);
+        }
+    }
+
     // ---------------------------------------------------------------- the table
 
     @ParameterizedTest(name = "{0}")
-    @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES"})
+    @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES", "MYSQL_CONNECTOR_J"})
     @DisplayName("six providers creating a missing table at once all work")
     void concurrentTableCreation(JdbcTarget target) throws Exception {
         String table = "locksmith_create_" + Long.toHexString(ThreadLocalRandom.current().nextLong() & 0xffffffL);
@@ -439,13 +453,13 @@ class JdbcBackendTest {
             try (Connection connection = target.admin().getConnection();
                  Statement drop = connection.createStatement()) {
                 drop.execute("DROP TABLE " + table);
-                drop.execute((target == JdbcTarget.MARIADB ? "DROP TABLE " : "DROP SEQUENCE ") + table + "_token");
+                drop.execute(JdbcTarget.dropTokenCounter(connection, table));
             }
         }
     }
 
     @ParameterizedTest(name = "{0}")
-    @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES"})
+    @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES", "MYSQL_CONNECTOR_J"})
     @DisplayName("deleteIdleRows removes idle rows only, and tokens keep growing after a name's row was deleted")
     void deleteIdleRows(JdbcTarget target) throws Exception {
         LockProvider lease = provider(target, Mode.LEASE, options().build());

@@ -56,7 +56,7 @@ class JdbcInspectTest {
 
     static Stream<Arguments> targetsAndModes() {
         List<Arguments> all = new ArrayList<>();
-        for (JdbcTarget target : List.of(JdbcTarget.H2, JdbcTarget.MARIADB, JdbcTarget.POSTGRES)) {
+        for (JdbcTarget target : JdbcTarget.BACKENDS) {
             for (Mode mode : Mode.values()) {
                 all.add(Arguments.of(target, mode));
             }

@@ -10,14 +10,15 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A database the JDBC tests run against: embedded H2, MariaDB and PostgreSQL found by the lock-tests fixtures
- * (local server, given URL, or Testcontainers), or MariaDB and PostgreSQL in containers started through
- * Testcontainers whatever the machine has. Looks into the lock table directly and kills connections from the
- * server side, as an operator would.
+ * (local server, given URL, or Testcontainers), MariaDB also through MySQL Connector/J, or MariaDB and PostgreSQL
+ * in containers started through Testcontainers whatever the machine has. Looks into the lock table directly and
+ * kills connections from the server side, as an operator would.
  */
 enum JdbcTarget {
 
@@ -76,6 +77,26 @@ enum JdbcTarget {
         }
     },
 
+    /** The fixture's MariaDB server through MySQL Connector/J: its URL with the {@code jdbc:mysql:} scheme. */
+    MYSQL_CONNECTOR_J {
+        @Override
+        DatabaseServer server() {
+            return MariaDb.SERVER;
+        }
+
+        @Override
+        String jdbcUrl() {
+            // the MariaDB driver takes jdbc:mysql: only with permitMysqlScheme, so DriverManager picks Connector/J
+            return server().jdbcUrl().replaceFirst("^jdbc:mariadb:", "jdbc:mysql:");
+        }
+
+        @Override
+        String connectionIdQuery() {
+            return MARIADB.connectionIdQuery();
+        }
+    },
+
+    /** A MariaDB container of this test JVM's own. */
     MARIADB_CONTAINER {
         @Override
         DatabaseServer server() {
@@ -88,6 +109,7 @@ enum JdbcTarget {
         }
     },
 
+    /** A PostgreSQL container of this test JVM's own. */
     POSTGRES_CONTAINER {
         @Override
         DatabaseServer server() {
@@ -99,6 +121,12 @@ enum JdbcTarget {
             return POSTGRES.connectionIdQuery();
         }
     };
+
+    /**
+     * The targets the backend tests cover, every database through each of its drivers; the containers serve the
+     * Testcontainers contract runs only.
+     */
+    static final List<JdbcTarget> BACKENDS = List.of(H2, MARIADB, POSTGRES, MYSQL_CONNECTOR_J);
 
     private static final AtomicInteger POOLS = new AtomicInteger();
     private HikariDataSource admin;
@@ -200,6 +228,13 @@ enum JdbcTarget {
 
     static Dialect dialect(Connection connection) throws SQLException {
         return Dialect.detect(connection);
+    }
+
+    /** The statement dropping {@code table}'s token counter: a table on MySQL and MariaDB, a sequence elsewhere. */
+    static String dropTokenCounter(Connection connection, String table) throws SQLException {
+        Dialect dialect = dialect(connection);
+        return (dialect == Dialect.MARIADB || dialect == Dialect.MYSQL ? "DROP TABLE " : "DROP SEQUENCE ") + table
+                + "_token";
     }
 
     private static Set<String> names(Connection connection, String sql, String namespace) throws SQLException {
