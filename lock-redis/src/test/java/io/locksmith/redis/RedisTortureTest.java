@@ -165,7 +165,7 @@ class RedisTortureTest {
     @Test
     @DisplayName("SIGSTOP of a client past its lease: the hold is lost and reported, fencing keeps the resource safe")
     void clientPause() {
-        TortureReport report = withFault(redis, 10_000, Fault.pauseClientPastLease()).build().run();
+        TortureReport report = withFault(redis, 10_000, Fault.pauseClientUntilTakenOver()).build().run();
 
         report.assertSafeUnderFaults();
         assertThat(report.clientFaults()).isEqualTo(FAULTS);

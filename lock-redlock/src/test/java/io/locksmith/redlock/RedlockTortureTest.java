@@ -281,7 +281,7 @@ class RedlockTortureTest {
     @Test
     @DisplayName("SIGSTOP of a client past its lease: the hold is lost and reported, fencing keeps the resource safe")
     void clientPause() {
-        TortureReport report = withFault(plain, 8_000, Fault.pauseClientPastLease()).build().run();
+        TortureReport report = withFault(plain, 8_000, Fault.pauseClientUntilTakenOver()).build().run();
 
         report.assertSafeUnderFaults();
         assertThat(report.clientFaults()).isEqualTo(FAULTS);

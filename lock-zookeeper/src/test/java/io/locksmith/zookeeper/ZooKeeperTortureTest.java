@@ -154,9 +154,12 @@ class ZooKeeperTortureTest {
         });
     }
 
-    /** A frozen client whose session expires: the hold is reported lost, and others hold the lock meanwhile. */
+    /**
+     * A frozen client whose session expires: others hold the lock meanwhile (the client stays frozen until they do),
+     * and the resumed client reports its hold lost.
+     */
     private static FaultCase sessionExpiry(String name, ServerLimits limits) {
-        Fault expiry = Fault.named(name, Fault.pauseClientHolding(pastSessionTimeout(limits)));
+        Fault expiry = Fault.named(name, Fault.pauseClientUntilTakenOver(pastSessionTimeout(limits)));
         return new FaultCase(expiry, Duration.ofSeconds(6), 4, 500, report -> {
             assertClientFault(report, name);
             assertThat(report.lostHolds()).as("the resumed client learns that its hold was lost").isPositive();

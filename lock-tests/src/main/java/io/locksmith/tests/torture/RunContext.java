@@ -23,6 +23,17 @@ public interface RunContext {
      */
     WorkerProcess freezeHolder(Duration limit);
 
+    /**
+     * Waits, while {@code worker} stays frozen, until another worker has acquired every name {@code worker} held when
+     * {@link #freezeHolder} froze it: proof that the store ended those holds and gave them to somebody else. The
+     * workers keep contending for every name until the fault schedule is over, so this only waits for the store; the
+     * run's recovery timeout bounds it.
+     *
+     * @throws IllegalStateException if {@code worker} is not frozen holding locks, or no other worker acquired them
+     *     within the recovery timeout
+     */
+    void awaitTakeover(WorkerProcess worker);
+
     /** Stops {@code worker} with SIGSTOP and returns once every one of its threads is stopped. */
     void stop(WorkerProcess worker);
 

@@ -90,7 +90,7 @@ class LocalTortureTest {
     @Test
     @DisplayName("SIGSTOP of a client past its lease: the hold is lost and reported, fencing keeps the resource safe")
     void clientPause() {
-        TortureReport report = withFault(Fault.pauseClientPastLease()).build().run();
+        TortureReport report = withFault(Fault.pauseClientUntilTakenOver()).build().run();
 
         report.assertSafeUnderFaults();
         assertThat(report.clientFaults()).isEqualTo(report.faults().size());
