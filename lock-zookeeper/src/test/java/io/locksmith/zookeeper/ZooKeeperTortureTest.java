@@ -173,12 +173,16 @@ class ZooKeeperTortureTest {
         return limits.sessionTimeout(SESSION_TIMEOUT).plus(limits.tick()).plusSeconds(1);
     }
 
-    /** The server stopped (or killed) for a second and started again on its data; calls fail meanwhile. */
+    /**
+     * The server stopped (or killed) for a second, and on until a worker's call has failed, then started again on
+     * its data. A call fails only once it has gone unanswered for the operation timeout, as long as the second.
+     */
     private static FaultCase serverRestart(String name, ZooKeeperServer server) {
         Fault restart = Fault.named(name, r -> {
             server.kill();
             try {
                 r.sleep(Duration.ofSeconds(1));
+                r.awaitFailedCall();
             } finally {
                 server.restart();
             }
@@ -225,6 +229,7 @@ class ZooKeeperTortureTest {
                 server.pause();
                 try {
                     r.sleep(pause);
+                    r.awaitFailedCall();
                 } finally {
                     server.resume();
                 }

@@ -34,6 +34,15 @@ public interface RunContext {
      */
     void awaitTakeover(WorkerProcess worker);
 
+    /**
+     * Waits until some worker has recorded a failed call since the current fault began: for a store fault that
+     * keeps the store away until the workers have certainly met it, however the machine schedules them. The workers
+     * keep calling the store until the fault schedule is over; the run's recovery timeout bounds the wait.
+     *
+     * @throws IllegalStateException if no call failed within the recovery timeout
+     */
+    void awaitFailedCall();
+
     /** Stops {@code worker} with SIGSTOP and returns once every one of its threads is stopped. */
     void stop(WorkerProcess worker);
 

@@ -397,6 +397,8 @@ public final class TortureRun {
         private final Path java = Path.of(System.getProperty("java.home"), "bin", "java");
         private HistoryFile runner;
         private int nextWorker;
+        /** When the current fault began ({@link System#nanoTime()}). */
+        private volatile long faultBegan;
 
         Execution(Builder config) {
             this.config = config;
@@ -526,7 +528,8 @@ public final class TortureRun {
                         continue;
                     }
                     int firstEvent = clientEvents.size();
-                    runner.faultBegins(System.nanoTime(), seq, name);
+                    faultBegan = System.nanoTime();
+                    runner.faultBegins(faultBegan, seq, name);
                     String outcome = "ok";
                     try {
                         s.fault.inject(this);
@@ -709,6 +712,30 @@ public final class TortureRun {
                 if (Thread.currentThread().isInterrupted()) {
                     throw new IllegalStateException("Interrupted while waiting for another worker to take over the"
                             + " locks of " + w);
+                }
+            }
+        }
+
+        @Override
+        public void awaitFailedCall() {
+            long since = faultBegan;
+            Duration limit = config.effectiveRecoveryTimeout();
+            long deadline = System.nanoTime() + limit.toNanos();
+            while (true) {
+                boolean failed = false;
+                for (Worker w : workers) {
+                    w.tail.update();
+                    failed |= w.tail.failedAfter(since);
+                }
+                if (failed) {
+                    return;
+                }
+                if (System.nanoTime() - deadline > 0) {
+                    throw new IllegalStateException("No worker's call failed within " + limit + " of the fault");
+                }
+                LockSupport.parkNanos(POLL_NANOS);
+                if (Thread.currentThread().isInterrupted()) {
+                    throw new IllegalStateException("Interrupted while waiting for a worker's call to fail");
                 }
             }
         }

@@ -104,8 +104,12 @@ class LocalTortureTest {
     void storeKill() {
         Fault outage = Fault.named("store kill + restart", run -> {
             server.kill();
-            run.sleep(Duration.ofMillis(300));
-            server.start();
+            try {
+                run.sleep(Duration.ofMillis(300));
+                run.awaitFailedCall();
+            } finally {
+                server.start();
+            }
         });
         TortureReport report = withFault(outage).build().run();
 
