@@ -10,6 +10,7 @@ import io.locksmith.tests.LockProviderContract;
 import io.locksmith.tests.StoreControl;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -23,6 +24,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
@@ -268,7 +270,9 @@ class RedisClusterContractTest extends LockProviderContract {
                 RedisAdmin target = cluster.admins.get(to);
 
                 DistributedLock wanted = waiter.getLock("moving");
+                AtomicReference<Thread> waiting = new AtomicReference<>();
                 Future<Long> waited = threads.submit(() -> {
+                    waiting.set(Thread.currentThread());
                     if (!wanted.tryLock(40, TimeUnit.SECONDS)) {
                         return -1L;
                     }
@@ -278,13 +282,15 @@ class RedisClusterContractTest extends LockProviderContract {
                         wanted.unlock();
                     }
                 });
-                Await.until("the waiter subscribed on the master owning the lock", bound,
-                        () -> source.shardSubscribers(channel) == 1);
+                Await.until("the waiter subscribed on the master owning the lock and waits", bound,
+                        () -> source.shardSubscribers(channel) == 1 && waitsForTurn(waiting.get()));
+                int beforeMove = counting.acquireAttempts.get();
 
                 moveSlot(JedisClusterCRC16.getSlot(keys.lock("moving")), from, to);
-                Await.until("the waiter subscribed on the master the slot moved to", bound,
-                        () -> target.shardSubscribers(channel) == 1 && source.shardSubscribers(channel) == 0);
-                Thread.sleep(500); // let the attempts the move caused finish
+                // the move wakes the waiter once its channel is placed on the new master: one more attempt
+                Await.until("the waiter subscribed on the master the slot moved to, tried again and waits", bound,
+                        () -> target.shardSubscribers(channel) == 1 && source.shardSubscribers(channel) == 0
+                                && counting.acquireAttempts.get() > beforeMove && waitsForTurn(waiting.get()));
                 int attempts = counting.acquireAttempts.get();
 
                 held.unlock();
@@ -294,6 +300,20 @@ class RedisClusterContractTest extends LockProviderContract {
             } finally {
                 threads.shutdownNow();
             }
+        }
+
+        /**
+         * Whether {@code thread} waits for a wake-up: parked outside the store (inside, it may be parked on a pooled
+         * connection or an answer).
+         */
+        private static boolean waitsForTurn(Thread thread) {
+            if (thread == null) {
+                return false;
+            }
+            Thread.State state = thread.getState();
+            return (state == Thread.State.WAITING || state == Thread.State.TIMED_WAITING)
+                    && Arrays.stream(thread.getStackTrace()).noneMatch(frame -> frame.getClassName().startsWith(
+                            RedisLockStore.class.getName()) || frame.getClassName().startsWith("redis.clients."));
         }
 
         /** Moves {@code slot} with its keys from master {@code from} to master {@code to}, as a resharding does. */

@@ -121,8 +121,12 @@ class RedisTortureTest {
                 .containsEntry("appendfsync", "always");
         Fault restart = Fault.named("redis kill -9 + restart", run -> {
             durable.kill();
-            run.sleep(Duration.ofSeconds(1));
-            durable.restart();
+            try {
+                run.sleep(Duration.ofSeconds(1));
+                run.awaitFailedCall();
+            } finally {
+                durable.restart();
+            }
         });
 
         TortureReport report = withFault(durable, 5_000, restart).build().run();
@@ -139,6 +143,7 @@ class RedisTortureTest {
             redis.pause();
             try {
                 run.sleep(LEASE.multipliedBy(2));
+                run.awaitFailedCall();
             } finally {
                 redis.resume();
             }
@@ -165,7 +170,7 @@ class RedisTortureTest {
     @Test
     @DisplayName("SIGSTOP of a client past its lease: the hold is lost and reported, fencing keeps the resource safe")
     void clientPause() {
-        TortureReport report = withFault(redis, 10_000, Fault.pauseClientPastLease()).build().run();
+        TortureReport report = withFault(redis, 10_000, Fault.pauseClientUntilTakenOver()).build().run();
 
         report.assertSafeUnderFaults();
         assertThat(report.clientFaults()).isEqualTo(FAULTS);

@@ -137,10 +137,11 @@ class RedlockTortureTest {
 
     /**
      * Takes the masters {@code victims} of {@code masters} away ({@code how}), runs {@code during} while they are
-     * away, waits out the rest of the outage, and brings them back.
+     * away, waits out the rest of the outage (and, if {@code untilCallsFail}, until a worker's call has failed), and
+     * brings them back.
      */
     private static Fault outage(String name, List<RedisServer> masters, Outage how, List<Integer> victims,
-                                Probe during) {
+                                boolean untilCallsFail, Probe during) {
         return Fault.named(name, run -> {
             try (LockProvider probe = LockProvider.open(uri(masters), LockOptions.builder()
                     .namespace("torture-probe").leaseTime(LEASE).operationTimeout(OPERATION_TIMEOUT).build())) {
@@ -151,6 +152,9 @@ class RedlockTortureTest {
                     Duration left = OUTAGE.minusNanos(System.nanoTime() - start);
                     if (!left.isNegative()) {
                         run.sleep(left);
+                    }
+                    if (untilCallsFail) {
+                        run.awaitFailedCall();
                     }
                 } finally {
                     victims.forEach(i -> how.end.accept(masters.get(i)));
@@ -214,7 +218,7 @@ class RedlockTortureTest {
      */
     private static void minorityDown(String name, List<RedisServer> masters, Outage how) {
         Queue<String> failures = new ConcurrentLinkedQueue<>();
-        Fault fault = outage(name, masters, how, List.of(3, 4), lock -> {
+        Fault fault = outage(name, masters, how, List.of(3, 4), false, lock -> {
             try {
                 if (lock.tryLock(OUTAGE.toMillis(), TimeUnit.MILLISECONDS)) {
                     lock.unlock();
@@ -243,7 +247,7 @@ class RedlockTortureTest {
      */
     private static void majorityDown(String name, List<RedisServer> masters, Outage how) {
         Queue<String> outcomes = new ConcurrentLinkedQueue<>();
-        Fault fault = outage(name, masters, how, List.of(0, 1, 2), lock -> {
+        Fault fault = outage(name, masters, how, List.of(0, 1, 2), true, lock -> {
             try {
                 boolean acquired = lock.tryLock(LEASE.toMillis(), TimeUnit.MILLISECONDS);
                 outcomes.add(acquired ? "acquired without a quorum" : "busy");
@@ -281,7 +285,7 @@ class RedlockTortureTest {
     @Test
     @DisplayName("SIGSTOP of a client past its lease: the hold is lost and reported, fencing keeps the resource safe")
     void clientPause() {
-        TortureReport report = withFault(plain, 8_000, Fault.pauseClientPastLease()).build().run();
+        TortureReport report = withFault(plain, 8_000, Fault.pauseClientUntilTakenOver()).build().run();
 
         report.assertSafeUnderFaults();
         assertThat(report.clientFaults()).isEqualTo(FAULTS);

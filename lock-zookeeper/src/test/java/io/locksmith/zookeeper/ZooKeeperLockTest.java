@@ -16,6 +16,7 @@ import io.locksmith.zookeeper.ZooKeeperLockProviders.SuspendedPolicy;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -25,6 +26,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -236,7 +238,10 @@ class ZooKeeperLockTest {
         List<Future<Long>> waiters = new ArrayList<>();
         List<CountDownLatch> releases = new ArrayList<>();
         CountDownLatch firstAcquired = new CountDownLatch(1);
+        List<AtomicReference<Thread>> waiterThreads = new ArrayList<>();
         for (int i = 0; i < waiterCount; i++) {
+            AtomicReference<Thread> waiterThread = new AtomicReference<>();
+            waiterThreads.add(waiterThread);
             AtomicLong requests = new AtomicLong();
             counters.add(requests);
             DistributedLock lock = provider(client(requests, null), options().build()).getLock("queue");
@@ -244,6 +249,7 @@ class ZooKeeperLockTest {
             releases.add(release);
             boolean first = i == 0;
             waiters.add(threads.submit(() -> {
+                waiterThread.set(Thread.currentThread());
                 lock.lock();
                 if (first) {
                     firstAcquired.countDown();
@@ -256,8 +262,10 @@ class ZooKeeperLockTest {
             int queued = i + 2;
             awaitTrue("waiter " + i + " is queued", () -> nodes("queue").size() == queued);
         }
-        // Let every waiter finish setting its watch before counting.
-        Thread.sleep(300);
+        for (AtomicReference<Thread> waiter : waiterThreads) {
+            awaitTrue("every waiter has set its watch and waits for its turn",
+                    () -> waiter.get() != null && waitsForTurn(waiter.get()));
+        }
         long[] before = counters.stream().mapToLong(AtomicLong::get).toArray();
         holder.unlock();
         awaitTrue("the holder's node is gone", () -> nodes("queue").size() == waiterCount);
@@ -574,5 +582,16 @@ class ZooKeeperLockTest {
             names.add(lockName);
             reasons.add(reason);
         }
+    }
+
+    /**
+     * Whether {@code thread} waits for its turn: parked outside the store. Inside a store call it may be parked too,
+     * waiting for ZooKeeper's answer to a request (the watch on its predecessor is set before the call returns).
+     */
+    private static boolean waitsForTurn(Thread thread) {
+        Thread.State state = thread.getState();
+        return (state == Thread.State.WAITING || state == Thread.State.TIMED_WAITING)
+                && Arrays.stream(thread.getStackTrace())
+                        .noneMatch(frame -> frame.getClassName().startsWith(ZooKeeperLockStore.class.getName()));
     }
 }

@@ -154,9 +154,12 @@ class ZooKeeperTortureTest {
         });
     }
 
-    /** A frozen client whose session expires: the hold is reported lost, and others hold the lock meanwhile. */
+    /**
+     * A frozen client whose session expires: others hold the lock meanwhile (the client stays frozen until they do),
+     * and the resumed client reports its hold lost.
+     */
     private static FaultCase sessionExpiry(String name, ServerLimits limits) {
-        Fault expiry = Fault.named(name, Fault.pauseClientHolding(pastSessionTimeout(limits)));
+        Fault expiry = Fault.named(name, Fault.pauseClientUntilTakenOver(pastSessionTimeout(limits)));
         return new FaultCase(expiry, Duration.ofSeconds(6), 4, 500, report -> {
             assertClientFault(report, name);
             assertThat(report.lostHolds()).as("the resumed client learns that its hold was lost").isPositive();
@@ -170,12 +173,16 @@ class ZooKeeperTortureTest {
         return limits.sessionTimeout(SESSION_TIMEOUT).plus(limits.tick()).plusSeconds(1);
     }
 
-    /** The server stopped (or killed) for a second and started again on its data; calls fail meanwhile. */
+    /**
+     * The server stopped (or killed) for a second, and on until a worker's call has failed, then started again on
+     * its data. A call fails only once it has gone unanswered for the operation timeout, as long as the second.
+     */
     private static FaultCase serverRestart(String name, ZooKeeperServer server) {
         Fault restart = Fault.named(name, r -> {
             server.kill();
             try {
                 r.sleep(Duration.ofSeconds(1));
+                r.awaitFailedCall();
             } finally {
                 server.restart();
             }
@@ -222,6 +229,7 @@ class ZooKeeperTortureTest {
                 server.pause();
                 try {
                     r.sleep(pause);
+                    r.awaitFailedCall();
                 } finally {
                     server.resume();
                 }

@@ -84,8 +84,9 @@ public interface Fault {
 
     /**
      * Stops (SIGSTOP) a client process while it holds a lock for {@code pause}, then resumes it (SIGCONT). With a
-     * pause past the lease, another process gets the lock meanwhile; the resumed one must learn that its hold was
-     * lost, and the fenced resource must reject its late writes.
+     * pause past the lease another process may get the lock meanwhile (the schedule decides; see
+     * {@link #pauseClientUntilTakenOver(Duration)} to make it certain); the resumed one must then learn that its hold
+     * was lost, and the fenced resource must reject its late writes.
      */
     static Fault pauseClientHolding(Duration pause) {
         Objects.requireNonNull(pause, "pause");
@@ -100,14 +101,52 @@ public interface Fault {
     }
 
     /**
-     * Stops (SIGSTOP) a client process while it holds a lock for twice its lease plus a renewal period, so its hold
-     * certainly expires, then resumes it.
+     * Stops (SIGSTOP) a client process while it holds a lock for twice its lease plus a renewal period, so its lease
+     * certainly ends, then resumes it. Whether another process takes the lock meanwhile is up to the schedule (see
+     * {@link #pauseClientUntilTakenOver()}).
      */
     static Fault pauseClientPastLease() {
         return named("client SIGSTOP past lease", run -> {
             WorkerProcess victim = run.freezeHolder(FIND_HOLDER_LIMIT);
             try {
                 run.sleep(run.leaseTime().multipliedBy(2).plus(run.renewInterval()));
+            } finally {
+                run.resume(victim);
+            }
+        });
+    }
+
+    /**
+     * Stops (SIGSTOP) a client process while it holds a lock, for at least twice its lease plus a renewal period and
+     * until another worker has acquired every name it held ({@link RunContext#awaitTakeover}), then resumes it. Unlike
+     * {@link #pauseClientPastLease()}, the run then certainly shows another owner holding a lock while the frozen
+     * one slept, and the resumed client must report that hold lost; for stores that end a hold by its lease alone
+     * (not for JDBC session mode, whose frozen client keeps its row lock while its connection lives).
+     */
+    static Fault pauseClientUntilTakenOver() {
+        return named("client SIGSTOP past lease until taken over", run -> {
+            WorkerProcess victim = run.freezeHolder(FIND_HOLDER_LIMIT);
+            try {
+                run.sleep(run.leaseTime().multipliedBy(2).plus(run.renewInterval()));
+                run.awaitTakeover(victim);
+            } finally {
+                run.resume(victim);
+            }
+        });
+    }
+
+    /**
+     * Stops (SIGSTOP) a client process while it holds a lock, for at least {@code pause} and until another worker has
+     * acquired every name it held ({@link RunContext#awaitTakeover}), then resumes it: for a store whose holds end
+     * with something other than the lease, such as a ZooKeeper session, with {@code pause} past that.
+     */
+    static Fault pauseClientUntilTakenOver(Duration pause) {
+        Objects.requireNonNull(pause, "pause");
+        return named("client SIGSTOP " + pause.toMillis() + " ms until taken over", run -> {
+            WorkerProcess victim = run.freezeHolder(FIND_HOLDER_LIMIT);
+            try {
+                run.sleep(pause);
+                run.awaitTakeover(victim);
             } finally {
                 run.resume(victim);
             }

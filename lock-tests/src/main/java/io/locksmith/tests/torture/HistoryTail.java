@@ -26,6 +26,7 @@ final class HistoryTail {
     private final StringBuilder partial = new StringBuilder();
     private long position;
     private boolean operating;
+    private long lastError = Long.MIN_VALUE;
 
     HistoryTail(Path path, int names) {
         this.path = path;
@@ -64,7 +65,12 @@ final class HistoryTail {
 
     private void apply(String[] f) {
         switch (f[0]) {
-            case HistoryFile.BUSY, HistoryFile.ERR, HistoryFile.LOST -> operating = true;
+            case HistoryFile.BUSY, HistoryFile.LOST -> operating = true;
+            case HistoryFile.ERR -> {
+                operating = true;
+                long t = Long.parseLong(f[3]);
+                lastError = lastError == Long.MIN_VALUE || t - lastError > 0 ? t : lastError;
+            }
             case HistoryFile.ACQ -> {
                 operating = true;
                 int name = Integer.parseInt(f[2]);
@@ -93,6 +99,11 @@ final class HistoryTail {
      */
     synchronized boolean acquiredAfter(int name, long nanos) {
         return acquiredAfter(lastAcquired[name], nanos);
+    }
+
+    /** Whether the worker recorded a failed call after {@code nanos}. */
+    synchronized boolean failedAfter(long nanos) {
+        return acquiredAfter(lastError, nanos);
     }
 
     /** Whether the worker acquired any name after {@code nanos}. */

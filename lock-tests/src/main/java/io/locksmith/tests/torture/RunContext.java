@@ -23,6 +23,26 @@ public interface RunContext {
      */
     WorkerProcess freezeHolder(Duration limit);
 
+    /**
+     * Waits, while {@code worker} stays frozen, until another worker has acquired every name {@code worker} held when
+     * {@link #freezeHolder} froze it: proof that the store ended those holds and gave them to somebody else. The
+     * workers keep contending for every name until the fault schedule is over, so this only waits for the store; the
+     * run's recovery timeout bounds it.
+     *
+     * @throws IllegalStateException if {@code worker} is not frozen holding locks, or no other worker acquired them
+     *     within the recovery timeout
+     */
+    void awaitTakeover(WorkerProcess worker);
+
+    /**
+     * Waits until some worker has recorded a failed call since the current fault began: for a store fault that
+     * keeps the store away until the workers have certainly met it, however the machine schedules them. The workers
+     * keep calling the store until the fault schedule is over; the run's recovery timeout bounds the wait.
+     *
+     * @throws IllegalStateException if no call failed within the recovery timeout
+     */
+    void awaitFailedCall();
+
     /** Stops {@code worker} with SIGSTOP and returns once every one of its threads is stopped. */
     void stop(WorkerProcess worker);
 

@@ -397,6 +397,8 @@ public final class TortureRun {
         private final Path java = Path.of(System.getProperty("java.home"), "bin", "java");
         private HistoryFile runner;
         private int nextWorker;
+        /** When the current fault began ({@link System#nanoTime()}). */
+        private volatile long faultBegan;
 
         Execution(Builder config) {
             this.config = config;
@@ -526,7 +528,8 @@ public final class TortureRun {
                         continue;
                     }
                     int firstEvent = clientEvents.size();
-                    runner.faultBegins(System.nanoTime(), seq, name);
+                    faultBegan = System.nanoTime();
+                    runner.faultBegins(faultBegan, seq, name);
                     String outcome = "ok";
                     try {
                         s.fault.inject(this);
@@ -569,8 +572,7 @@ public final class TortureRun {
                 workers.forEach(w -> w.tail.update());
                 boolean recovered = holding.isEmpty()
                         ? workers.stream().anyMatch(w -> w.tail.acquiredAnyAfter(end))
-                        : holding.stream().allMatch(e -> e.names.stream().allMatch(n -> workers.stream()
-                                .anyMatch(w -> w != e.worker && w.tail.acquiredAfter(n, e.nanos))));
+                        : holding.stream().allMatch(this::takenOver);
                 if (recovered) {
                     return;
                 }
@@ -580,6 +582,12 @@ public final class TortureRun {
                 }
             }
             LOG.warn("Torture run: no recovery within {} after a fault", config.effectiveRecoveryTimeout());
+        }
+
+        /** Whether other workers acquired every name {@code e}'s worker held, after {@code e}; tails up to date. */
+        private boolean takenOver(ClientEvent e) {
+            return e.names.stream().allMatch(n -> workers.stream()
+                    .anyMatch(w -> w != e.worker && w.tail.acquiredAfter(n, e.nanos)));
         }
 
         private void join(Thread thread, long deadline) {
@@ -675,6 +683,61 @@ public final class TortureRun {
                 }
             }
             throw new IllegalStateException("No worker held a lock within " + limit);
+        }
+
+        @Override
+        public void awaitTakeover(WorkerProcess worker) {
+            Worker w = own(worker);
+            ClientEvent freeze = null;
+            for (ClientEvent e : clientEvents) {
+                if (e.worker == w) {
+                    freeze = e;
+                }
+            }
+            if (!w.stopped || freeze == null || freeze.names.isEmpty()) {
+                throw new IllegalStateException(w + " is not frozen while holding locks");
+            }
+            Duration limit = config.effectiveRecoveryTimeout();
+            long deadline = System.nanoTime() + limit.toNanos();
+            while (true) {
+                workers.forEach(x -> x.tail.update());
+                if (takenOver(freeze)) {
+                    return;
+                }
+                if (System.nanoTime() - deadline > 0) {
+                    throw new IllegalStateException("No other worker acquired the names " + indexes(freeze.names)
+                            + " that " + w + " held within " + limit + " of its freeze");
+                }
+                LockSupport.parkNanos(POLL_NANOS);
+                if (Thread.currentThread().isInterrupted()) {
+                    throw new IllegalStateException("Interrupted while waiting for another worker to take over the"
+                            + " locks of " + w);
+                }
+            }
+        }
+
+        @Override
+        public void awaitFailedCall() {
+            long since = faultBegan;
+            Duration limit = config.effectiveRecoveryTimeout();
+            long deadline = System.nanoTime() + limit.toNanos();
+            while (true) {
+                boolean failed = false;
+                for (Worker w : workers) {
+                    w.tail.update();
+                    failed |= w.tail.failedAfter(since);
+                }
+                if (failed) {
+                    return;
+                }
+                if (System.nanoTime() - deadline > 0) {
+                    throw new IllegalStateException("No worker's call failed within " + limit + " of the fault");
+                }
+                LockSupport.parkNanos(POLL_NANOS);
+                if (Thread.currentThread().isInterrupted()) {
+                    throw new IllegalStateException("Interrupted while waiting for a worker's call to fail");
+                }
+            }
         }
 
         @Override

@@ -90,7 +90,7 @@ class LocalTortureTest {
     @Test
     @DisplayName("SIGSTOP of a client past its lease: the hold is lost and reported, fencing keeps the resource safe")
     void clientPause() {
-        TortureReport report = withFault(Fault.pauseClientPastLease()).build().run();
+        TortureReport report = withFault(Fault.pauseClientUntilTakenOver()).build().run();
 
         report.assertSafeUnderFaults();
         assertThat(report.clientFaults()).isEqualTo(report.faults().size());
@@ -104,8 +104,12 @@ class LocalTortureTest {
     void storeKill() {
         Fault outage = Fault.named("store kill + restart", run -> {
             server.kill();
-            run.sleep(Duration.ofMillis(300));
-            server.start();
+            try {
+                run.sleep(Duration.ofMillis(300));
+                run.awaitFailedCall();
+            } finally {
+                server.start();
+            }
         });
         TortureReport report = withFault(outage).build().run();
 
