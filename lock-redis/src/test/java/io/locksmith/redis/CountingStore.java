@@ -12,7 +12,13 @@ import java.util.concurrent.atomic.AtomicInteger;
 /** A store that forwards to a real one and counts the machinery's calls, to check behaviour by counts. */
 class CountingStore implements LockStore {
     final LockStore delegate;
+    /** Acquisition attempts begun; an attempt counts here before the store has answered it. */
     final AtomicInteger acquireAttempts = new AtomicInteger();
+    /**
+     * Acquisition attempts the store answered "busy". A test that waits for a waiter to be waiting counts these:
+     * a begun attempt may still be in flight, and a release made meanwhile lets it acquire without a wake-up.
+     */
+    final AtomicInteger busyAnswers = new AtomicInteger();
     final AtomicInteger subscriptions = new AtomicInteger();
     final AtomicInteger renewCalls = new AtomicInteger();
 
@@ -33,7 +39,11 @@ class CountingStore implements LockStore {
     @Override
     public Acquisition tryAcquire(String name, String owner, Duration lease, Duration wait) {
         acquireAttempts.incrementAndGet();
-        return delegate.tryAcquire(name, owner, lease, wait);
+        Acquisition answer = delegate.tryAcquire(name, owner, lease, wait);
+        if (!answer.isAcquired()) {
+            busyAnswers.incrementAndGet();
+        }
+        return answer;
     }
 
     @Override

@@ -201,9 +201,10 @@ class RedisClusterContractTest extends LockProviderContract {
                         }
                     }));
                 }
-                // each waiter: one attempt, the subscription, one more attempt, then it waits for a message
-                Await.until("every waiter made two attempts and is subscribed on the node owning its lock", bound,
-                        () -> counting.acquireAttempts.get() == 2 * locks && names.stream()
+                // each waiter: one attempt, the subscription, one more attempt, then it waits for a message; both
+                // answered busy, or an unlock could meet a second attempt still in flight
+                Await.until("every waiter had two busy answers and is subscribed on the node owning its lock", bound,
+                        () -> counting.busyAnswers.get() == 2 * locks && names.stream()
                                 .allMatch(name -> owners.get(name).shardSubscribers(keys.channel(name)) == 1));
                 for (String name : names) {
                     for (RedisAdmin admin : cluster.admins) {

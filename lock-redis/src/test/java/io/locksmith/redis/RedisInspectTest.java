@@ -252,9 +252,10 @@ class RedisInspectTest {
                         wanted.unlock();
                     }
                 });
-                // one attempt, the subscription, one more attempt (a release may come before the subscription)
-                Await.until("the waiter subscribed after two attempts", BOUND,
-                        () -> store.acquireAttempts.get() == 2 && admin.subscribers(keys.channel("queued")) == 1);
+                // one attempt, the subscription, one more attempt (a release may come before the subscription);
+                // both answered busy, or the release could meet the second attempt still in flight
+                Await.until("the waiter subscribed after two busy answers", BOUND,
+                        () -> store.busyAnswers.get() == 2 && admin.subscribers(keys.channel("queued")) == 1);
 
                 assertThat(operator.forceRelease("queued")).isTrue();
                 assertThat(waiter.get(BOUND.toSeconds(), TimeUnit.SECONDS)).as("the waiter's token")

@@ -105,9 +105,10 @@ class RedisWakeUpTest {
         long holderToken = held.fencingToken();
 
         Future<Long> waiter = lockAndUnlock(wanted);
-        // one attempt, the subscription, one more attempt (the release may have come before the subscription)
-        Await.until("the waiter subscribed after two attempts", BOUND,
-                () -> store.acquireAttempts.get() == 2 && admin.subscribers(keys.channel("job")) == 1);
+        // one attempt, the subscription, one more attempt (the release may have come before the subscription);
+        // both answered busy, or the release could meet the second attempt still in flight
+        Await.until("the waiter subscribed after two busy answers", BOUND,
+                () -> store.busyAnswers.get() == 2 && admin.subscribers(keys.channel("job")) == 1);
         Thread.sleep(1_000);
         assertThat(store.acquireAttempts.get()).as("attempts while the lock stays held for 1 s").isEqualTo(2);
         assertThat(waiter.isDone()).isFalse();
