@@ -16,6 +16,8 @@ final class Hold {
 
     final LockEntry entry;
     final Thread thread;
+    /** The owner id of this hold in the store, used by no other hold. */
+    final String owner;
     final long token;
     final boolean renewable;
     final long leaseNanos;
@@ -29,14 +31,15 @@ final class Hold {
     State state = State.HELD;
     String lossReason;
     boolean releasing;
-    boolean releaseFailed;
     boolean cleanupDeferred;
     boolean recorded;
     ScheduledFuture<?> expiry;
 
-    Hold(LockEntry entry, Thread thread, long token, boolean renewable, long leaseNanos, long validUntil) {
+    Hold(LockEntry entry, Thread thread, String owner, long token, boolean renewable, long leaseNanos,
+            long validUntil) {
         this.entry = entry;
         this.thread = thread;
+        this.owner = owner;
         this.token = token;
         this.renewable = renewable;
         this.leaseNanos = leaseNanos;

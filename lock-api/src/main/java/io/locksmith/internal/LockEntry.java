@@ -24,6 +24,11 @@ final class LockEntry {
     volatile Hold hold;
     /** Lost holds not yet reported to their thread by unlock(); at most one per thread. */
     final Map<Thread, Hold> lost = new ConcurrentHashMap<>(2);
+    /**
+     * Releases whose outcome is unknown, by the thread that released, until that thread calls unlock() again or
+     * acquires the lock again; at most one per thread. Each holds a reference on the entry, like a lost hold.
+     */
+    final Map<Thread, PendingReleases.Pending> unconfirmed = new ConcurrentHashMap<>(2);
 
     private LockStore.Subscription subscription;
     private boolean subscribed;

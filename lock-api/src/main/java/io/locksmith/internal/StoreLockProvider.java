@@ -15,8 +15,10 @@ import io.locksmith.spi.StoreEvents;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
@@ -24,6 +26,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -48,10 +51,14 @@ public final class StoreLockProvider implements LockProvider {
     private final LockOptions options;
     private final TimeSource time;
     private final String clientId;
+    /** The client id and a dot: each acquisition run's owner id is this and a number never used again. */
+    private final String ownerPrefix;
+    private final AtomicLong ownerSequence = new AtomicLong();
     private final ConcurrentHashMap<String, LockEntry> entries = new ConcurrentHashMap<>();
     private final Set<Hold> renewing = ConcurrentHashMap.newKeySet();
     private final ScheduledThreadPoolExecutor scheduler;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final PendingReleases releases;
 
     public StoreLockProvider(LockStore store, LockOptions options) {
         this.store = store;
@@ -60,6 +67,8 @@ public final class StoreLockProvider implements LockProvider {
         byte[] id = new byte[16];
         RANDOM.nextBytes(id);
         this.clientId = HexFormat.of().formatHex(id);
+        this.ownerPrefix = clientId + '.';
+        this.releases = new PendingReleases(this);
         String threadName = "locksmith-" + clientId.substring(0, 8);
         this.scheduler = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, threadName);
@@ -114,6 +123,10 @@ public final class StoreLockProvider implements LockProvider {
     boolean acquire(String name, long waitNanos, boolean interruptible, long leaseNanos, boolean renewable)
             throws InterruptedException {
         checkOpen();
+        // like ReentrantLock: an interruptible acquisition with the flag set throws, even when it would re-enter
+        if (interruptible && Thread.interrupted()) {
+            throw new InterruptedException("interrupted before acquiring lock '" + name + "' on " + store.address());
+        }
         Thread me = Thread.currentThread();
         LockEntry existing = entries.get(name);
         if (existing != null) {
@@ -125,9 +138,6 @@ public final class StoreLockProvider implements LockProvider {
                 }
                 markLost(hold, "lease of " + millis(hold.leaseNanos) + " ms ended before it was renewed");
             }
-        }
-        if (interruptible && Thread.interrupted()) {
-            throw new InterruptedException("interrupted before acquiring lock '" + name + "' on " + store.address());
         }
         long start = time.nanoTime();
         // a wait too long to add to a nanoTime reading (Long.MAX_VALUE days, say) is a wait without limit
@@ -143,15 +153,16 @@ public final class StoreLockProvider implements LockProvider {
                 return false;
             }
             boolean[] waited = {false};
+            String[] owner = {newOwner()};
             try {
                 acquired = attempt(entry, me, start, timed, deadline, interruptible, leaseNanos, renewable,
-                        interrupted, waited);
+                        interrupted, waited, owner);
                 return acquired;
             } finally {
                 if (!acquired) {
                     if (waited[0]) {
                         // still inside the gate, so no other thread of ours can be queueing under the same owner
-                        abandonQuietly(name);
+                        abandonQuietly(name, owner[0]);
                     }
                     entry.gate.release();
                 }
@@ -196,8 +207,8 @@ public final class StoreLockProvider implements LockProvider {
     }
 
     private boolean attempt(LockEntry entry, Thread me, long start, boolean timed, long deadline,
-            boolean interruptible, long leaseNanos, boolean renewable, boolean[] interrupted, boolean[] waited)
-            throws InterruptedException {
+            boolean interruptible, long leaseNanos, boolean renewable, boolean[] interrupted, boolean[] waited,
+            String[] owner) throws InterruptedException {
         String name = entry.name;
         // the usual lease and store wait are the options' own Durations: an uncontended cycle allocates neither
         Duration lease = leaseNanos == options.leaseTime().toNanos() ? options.leaseTime()
@@ -214,8 +225,12 @@ public final class StoreLockProvider implements LockProvider {
             entry.signal.drainPermits();
             Acquisition outcome;
             try {
-                outcome = store.tryAcquire(name, clientId, lease, storeWait);
+                outcome = store.tryAcquire(name, owner[0], lease, storeWait);
             } catch (LockBackendException e) {
+                // The store may have applied the attempt and lost its answer: release it in the background, and
+                // never use its owner id again, so that nothing late of this attempt can act on a later hold.
+                releases.add(name, owner[0], attemptStart + leaseNanos + options.operationTimeout().toNanos());
+                owner[0] = newOwner();
                 if (Thread.interrupted()) {
                     if (interruptible) {
                         throw interruptedWith(name, e);
@@ -237,17 +252,19 @@ public final class StoreLockProvider implements LockProvider {
             if (outcome.isAcquired()) {
                 if (interruptible && Thread.interrupted()) {
                     // Granted at the moment of the interrupt: give it back so nothing stays held.
-                    releaseQuietly(name, "interrupted at the moment of acquisition");
+                    releaseQuietly(name, owner[0], attemptStart + leaseNanos, "interrupted at the moment of acquisition");
                     throw new InterruptedException("interrupted while acquiring lock '" + name + "' on "
                             + store.address() + "; the hold granted at that moment was released");
                 }
                 if (closed.get()) {
-                    releaseQuietly(name, "provider closed during acquisition");
+                    releaseQuietly(name, owner[0], attemptStart + leaseNanos, "provider closed during acquisition");
                     throw closedException();
                 }
-                Hold hold = new Hold(entry, me, outcome.fencingToken(), renewable, leaseNanos,
+                Hold hold = new Hold(entry, me, owner[0], outcome.fencingToken(), renewable, leaseNanos,
                         attemptStart + leaseNanos);
                 entry.hold = hold;
+                // a new hold ends the thread's claim to retry an earlier, unconfirmed release (which goes on)
+                forgetUnconfirmedRelease(entry, me);
                 if (renewable) {
                     renewing.add(hold);
                 } else {
@@ -315,6 +332,9 @@ public final class StoreLockProvider implements LockProvider {
         LockEntry entry = entries.get(name);
         Hold hold = entry == null ? null : entry.hold;
         if (hold == null || hold.thread != me) {
+            if (entry != null && retryUnconfirmedRelease(entry, me)) {
+                return;
+            }
             throw notHeldOrLost(entry, me, name, "unlock");
         }
         if (!hold.isValid(time.nanoTime())) {
@@ -325,21 +345,20 @@ public final class StoreLockProvider implements LockProvider {
             hold.count--;
             return;
         }
-        boolean retry;
         synchronized (hold) {
             if (hold.state != Hold.State.HELD) {
                 throw notHeldOrLost(entry, me, name, "unlock");
             }
             hold.releasing = true;
-            retry = hold.releaseFailed;
         }
         boolean released;
+        boolean retried = false;
         long start = time.nanoTime();
         // an interrupted thread must still be able to unlock: hide the flag from the store client
         boolean interrupted = Thread.interrupted();
         try {
             try {
-                released = store.release(name, clientId);
+                released = store.release(name, hold.owner);
             } catch (LockBackendException e) {
                 if (!Thread.interrupted()) {
                     throw e;
@@ -347,30 +366,18 @@ public final class StoreLockProvider implements LockProvider {
                 // an interrupt that landed during the call made the client give up; unlock() ignores it: retry once,
                 // knowing that the first attempt may have gone through
                 interrupted = true;
-                retry = true;
-                released = store.release(name, clientId);
+                retried = true;
+                released = store.release(name, hold.owner);
             }
         } catch (RuntimeException e) {
-            boolean cleanup;
-            synchronized (hold) {
-                hold.releasing = false;
-                hold.releaseFailed = true;
-                cleanup = hold.cleanupDeferred;
-            }
-            if (cleanup) {
-                cleanupLost(hold);
-            }
-            throw new LockBackendException("Lock '" + name + "' on " + store.address() + ": release failed after "
-                    + millis(time.nanoTime() - start) + " ms (operation timeout "
-                    + options.operationTimeout().toMillis() + " ms); the hold is kept, call unlock() again: "
-                    + e.getMessage(), e);
+            throw releaseUnconfirmed(hold, me, start, e);
         } finally {
             if (interrupted) {
                 me.interrupt();
             }
         }
-        // A retried release that finds nothing means the earlier, timed-out attempt went through.
-        boolean ok = released || retry;
+        // A retried release that finds nothing means the earlier, interrupted attempt went through.
+        boolean ok = released || retried;
         boolean lostMeanwhile;
         synchronized (hold) {
             hold.releasing = false;
@@ -401,6 +408,78 @@ public final class StoreLockProvider implements LockProvider {
         finish(hold);
     }
 
+    /**
+     * A release whose outcome is unknown: the store may have applied it and lost the answer, so the lock may
+     * already be free and another client may hold it. The thread therefore no longer holds the lock: it is not
+     * renewed, it cannot re-enter, and the next local thread may go to the store (which answers busy until the
+     * release lands, since every hold has an owner id of its own). The provider retries the release in the
+     * background until it is answered or the lease has ended; the thread's own retry of unlock() stays allowed.
+     */
+    private LockBackendException releaseUnconfirmed(Hold hold, Thread me, long start, RuntimeException e) {
+        LockEntry entry = hold.entry;
+        String name = entry.name;
+        boolean lostMeanwhile;
+        synchronized (hold) {
+            hold.releasing = false;
+            lostMeanwhile = hold.state == Hold.State.LOST;
+            if (!lostMeanwhile) {
+                hold.state = Hold.State.RELEASED;
+            }
+        }
+        // what the store may still keep: until the lease ends, plus a renewal applied late (one operation timeout)
+        long keptUntil = hold.validUntil + options.operationTimeout().toNanos();
+        PendingReleases.Pending pending = releases.add(name, hold.owner, keptUntil);
+        String message = "Lock '" + name + "' on " + store.address() + ": release failed after "
+                + millis(time.nanoTime() - start) + " ms (operation timeout " + options.operationTimeout().toMillis()
+                + " ms) and may or may not have been applied; the thread no longer holds the lock, and the provider "
+                + "retries the release in the background until it is confirmed or the lease ends: " + e.getMessage();
+        if (lostMeanwhile) {
+            // The lease ended unrenewed while our release was on the wire: a real loss, already reported.
+            cleanupLost(hold);
+            return new LockBackendException(message, e);
+        }
+        unregister(hold);
+        entry.hold = null;
+        // the record of the unconfirmed release takes over the hold's reference on the entry
+        entry.unconfirmed.put(me, pending);
+        entry.gate.release();
+        return new LockBackendException(message, e);
+    }
+
+    /**
+     * The thread's own retry of an unlock() whose release was unconfirmed: done if the background retry has
+     * confirmed it, otherwise one more attempt now. Never reports a loss: the thread released the lock.
+     *
+     * @return false if the thread has no unconfirmed release of this lock
+     */
+    private boolean retryUnconfirmedRelease(LockEntry entry, Thread me) {
+        PendingReleases.Pending pending = entry.unconfirmed.remove(me);
+        if (pending == null) {
+            return false;
+        }
+        if (!pending.isDone()) {
+            long start = time.nanoTime();
+            try {
+                releases.attempt(pending);
+            } catch (RuntimeException e) {
+                entry.unconfirmed.put(me, pending);
+                throw new LockBackendException("Lock '" + entry.name + "' on " + store.address() + ": release "
+                        + "failed again after " + millis(time.nanoTime() - start) + " ms; the thread does not hold "
+                        + "the lock, and the provider keeps retrying the release in the background: "
+                        + e.getMessage(), e);
+            }
+        }
+        releaseRef(entry);
+        return true;
+    }
+
+    /** Drops the thread's record of an unconfirmed release of this lock, if any (the release goes on). */
+    private void forgetUnconfirmedRelease(LockEntry entry, Thread thread) {
+        if (entry.unconfirmed.remove(thread) != null) {
+            releaseRef(entry);
+        }
+    }
+
     /** Clean-up after a release: unregister, free the gate for the next local thread, drop the reference. */
     private void finish(Hold hold) {
         LockEntry entry = hold.entry;
@@ -420,13 +499,15 @@ public final class StoreLockProvider implements LockProvider {
         }
     }
 
-    private void releaseQuietly(String name, String why) {
+    /** Releases a hold nobody uses; if that fails, the release is retried in the background. */
+    private void releaseQuietly(String name, String owner, long validUntil, String why) {
         boolean interrupted = Thread.interrupted();
         try {
-            store.release(name, clientId);
+            store.release(name, owner);
         } catch (RuntimeException e) {
-            log.warn("Lock '{}' on {}: could not release ({}); it frees itself when its lease ends: {}", name,
+            log.warn("Lock '{}' on {}: could not release ({}); retrying in the background: {}", name,
                     store.address(), why, e.getMessage());
+            releases.add(name, owner, validUntil + options.operationTimeout().toNanos());
         } finally {
             if (interrupted) {
                 Thread.currentThread().interrupt();
@@ -435,10 +516,10 @@ public final class StoreLockProvider implements LockProvider {
     }
 
     /** Tells a queueing store that we stopped waiting; failures only cost the store a stale queue entry. */
-    private void abandonQuietly(String name) {
+    private void abandonQuietly(String name, String owner) {
         boolean interrupted = Thread.interrupted();
         try {
-            store.abandon(name, clientId);
+            store.abandon(name, owner);
         } catch (RuntimeException e) {
             log.warn("Lock '{}' on {}: could not withdraw from the wait: {}", name, store.address(), e.getMessage());
         } finally {
@@ -502,7 +583,7 @@ public final class StoreLockProvider implements LockProvider {
             hold.lossReason = reason;
         }
         log.warn("Lock '{}' on {} released: {}", hold.entry.name, store.address(), reason);
-        releaseQuietly(hold.entry.name, "owner thread ended");
+        releaseQuietly(hold.entry.name, hold.owner, hold.validUntil, "owner thread ended");
         notifyLost(hold);
         cleanupLost(hold);
     }
@@ -691,12 +772,12 @@ public final class StoreLockProvider implements LockProvider {
         Set<String> gone = null;
         long sent = time.nanoTime();
         if (failure == null) {
-            List<String> names = new ArrayList<>(batch.size());
+            Map<String, String> holds = new LinkedHashMap<>(batch.size() * 2);
             for (Hold hold : batch) {
-                names.add(hold.entry.name);
+                holds.put(hold.entry.name, hold.owner);
             }
             try {
-                gone = store.renew(names, clientId, options.leaseTime());
+                gone = store.renew(holds, options.leaseTime());
             } catch (RuntimeException e) {
                 failure = e;
             }
@@ -805,7 +886,7 @@ public final class StoreLockProvider implements LockProvider {
                 continue;
             }
             try {
-                store.release(entry.name, clientId);
+                store.release(entry.name, hold.owner);
                 released++;
             } catch (RuntimeException e) {
                 abandoned++;
@@ -813,6 +894,7 @@ public final class StoreLockProvider implements LockProvider {
                         this, entry.name, e.getMessage());
             }
         }
+        releases.closing(start + budget);
         for (LockEntry entry : entries.values()) {
             entry.unsubscribe();
         }
@@ -849,13 +931,31 @@ public final class StoreLockProvider implements LockProvider {
         return time;
     }
 
+    LockStore store() {
+        return store;
+    }
+
+    ScheduledThreadPoolExecutor scheduler() {
+        return scheduler;
+    }
+
+    /** A fresh owner id for one acquisition run; see {@link LockStore}. */
+    private String newOwner() {
+        return ownerPrefix + Long.toHexString(ownerSequence.incrementAndGet());
+    }
+
+    /** How many releases whose outcome is unknown are still being retried; for tests. */
+    int pendingReleases() {
+        return releases.size();
+    }
+
     /** Losses the store detects on its own. */
     private final class Events implements StoreEvents {
         @Override
-        public void holdLost(String name, String reason) {
+        public void holdLost(String name, String owner, String reason) {
             LockEntry entry = entries.get(name);
             Hold hold = entry == null ? null : entry.hold;
-            if (hold != null) {
+            if (hold != null && hold.owner.equals(owner)) {
                 markLost(hold, reason);
             }
         }

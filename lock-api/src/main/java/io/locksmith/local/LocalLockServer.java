@@ -200,14 +200,16 @@ public final class LocalLockServer {
         return released;
     }
 
-    List<String> renew(List<String> keys, String owner, long leaseNanos, Duration timeout) {
+    /** Renews each key's hold by its owner ({@code owners}: key to owner id); returns the keys no longer held so. */
+    List<String> renew(Map<String, String> owners, long leaseNanos, Duration timeout) {
         List<String> gone = new ArrayList<>();
         enter(timeout);
         try {
             long now = System.nanoTime();
-            for (String key : keys) {
+            for (Map.Entry<String, String> hold : owners.entrySet()) {
+                String key = hold.getKey();
                 Hold current = holds.get(key);
-                if (current != null && current.owner.equals(owner) && !current.expired(now)) {
+                if (current != null && current.owner.equals(hold.getValue()) && !current.expired(now)) {
                     current.expiresAt = now + leaseNanos;
                 } else {
                     gone.add(key);

@@ -5,9 +5,9 @@ import io.locksmith.LockOptions;
 import io.locksmith.spi.Acquisition;
 import io.locksmith.spi.LockStore;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.List;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Set;
 
 /** The {@link LockStore} of a {@link LocalLockServer}, one per provider. */
@@ -40,14 +40,12 @@ final class LocalLockStore implements LockStore {
     }
 
     @Override
-    public Set<String> renew(List<String> names, String owner, Duration lease) {
-        List<String> keys = new ArrayList<>(names.size());
-        for (String name : names) {
-            keys.add(key(name));
-        }
+    public Set<String> renew(Map<String, String> holds, Duration lease) {
+        Map<String, String> keys = new LinkedHashMap<>(holds.size() * 2);
+        holds.forEach((name, owner) -> keys.put(key(name), owner));
         Set<String> gone = new HashSet<>();
         int prefix = namespace.length() + 1;
-        for (String key : server.renew(keys, owner, lease.toNanos(), timeout)) {
+        for (String key : server.renew(keys, lease.toNanos(), timeout)) {
             gone.add(key.substring(prefix));
         }
         return gone;

@@ -2,7 +2,7 @@ package io.locksmith.spi;
 
 import io.locksmith.LockInfo;
 import java.time.Duration;
-import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -10,10 +10,20 @@ import java.util.Set;
  * (reentrancy, waiting, local queuing, lease renewal scheduling, loss handling, backoff, timeouts) is done
  * once for all backends by the provider {@link LockStores#newProvider} builds around a store.
  *
- * <p>The machinery guarantees that at most one thread of a provider holds or attempts a given name at a time,
- * so the store sees one owner per provider: {@code owner} is always the provider's client id. Names arrive
+ * <p>The machinery guarantees that at most one thread of a provider holds or attempts a given name at a time.
+ * Each acquisition run (one {@code lock()} or {@code tryLock} call, with all its attempts) has an owner id of its
+ * own: the provider's client id, a dot and a number the provider never uses again ({@code 3f2a….1c}). So an
+ * owner id names one hold, and a call that arrives late (a release retried after its answer was lost, an attempt
+ * the server ran after the client gave up on it) can only ever act on the hold it was made for, never on a newer
+ * hold of the same provider. Owner ids are at most 64 ASCII characters, letters, digits and dots. Names arrive
  * already checked against {@link io.locksmith.LockNames}; the store maps them injectively to keys inside its
  * namespace.
+ *
+ * <p>A call that fails with {@link io.locksmith.LockBackendException} may still have been applied (its answer was
+ * lost). The machinery treats its outcome as unknown: after a failed {@link #tryAcquire} it never uses that owner
+ * id for another hold and releases it in the background; after a failed {@link #release} it retries the release
+ * in the background until it is answered or the lease has ended. So every method must be idempotent for the
+ * same owner id.
  *
  * <p>Every method must return or throw {@link io.locksmith.LockBackendException} within the provider's
  * operation timeout, and must be safe to call from several threads at once.
@@ -45,12 +55,13 @@ public interface LockStore extends AutoCloseable {
     boolean release(String name, String owner);
 
     /**
-     * Extends the lease of every name in {@code names} that {@code owner} still holds, in as few round trips
-     * as the store allows (the machinery passes at most {@link #renewBatchSize()} names).
+     * Extends the lease of every hold in {@code holds} (lock name to the owner id of this provider's hold of it)
+     * that its owner still holds, in as few round trips as the store allows (the machinery passes at most
+     * {@link #renewBatchSize()} holds, in a map that iterates in a stable order).
      *
-     * @return the names {@code owner} no longer holds
+     * @return the names whose owner no longer holds them
      */
-    Set<String> renew(List<String> names, String owner, Duration lease);
+    Set<String> renew(Map<String, String> holds, Duration lease);
 
     /** The most names {@link #renew} takes in one call. */
     default int renewBatchSize() {

@@ -6,8 +6,11 @@ package io.locksmith.spi;
  */
 public interface StoreEvents {
 
-    /** The hold of {@code name} by this provider can no longer be guaranteed. */
-    void holdLost(String name, String reason);
+    /**
+     * The hold of {@code name} by {@code owner} can no longer be guaranteed. A loss names its owner id, so a late
+     * event about an earlier hold never marks a newer hold of the same name lost.
+     */
+    void holdLost(String name, String owner, String reason);
 
     /** Every hold of this provider can no longer be guaranteed. */
     void allHoldsLost(String reason);

@@ -4,7 +4,7 @@ import io.locksmith.spi.Acquisition;
 import io.locksmith.spi.LockStore;
 import io.locksmith.spi.StoreEvents;
 import java.time.Duration;
-import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /** A store that forwards to a real one; tests override a method to observe or disturb it. */
@@ -36,8 +36,8 @@ class ForwardingStore implements LockStore {
     }
 
     @Override
-    public Set<String> renew(List<String> names, String owner, Duration lease) {
-        return delegate.renew(names, owner, lease);
+    public Set<String> renew(Map<String, String> holds, Duration lease) {
+        return delegate.renew(holds, lease);
     }
 
     @Override

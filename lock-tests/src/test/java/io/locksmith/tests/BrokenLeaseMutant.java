@@ -4,6 +4,7 @@ import io.locksmith.spi.Acquisition;
 import io.locksmith.spi.LockStore;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Tag;
 
@@ -22,8 +23,8 @@ class BrokenLeaseMutant extends LocalMutantContract {
             }
 
             @Override
-            public Set<String> renew(List<String> names, String owner, Duration lease) {
-                return delegate.renew(names, owner, HOUR);
+            public Set<String> renew(Map<String, String> holds, Duration lease) {
+                return delegate.renew(holds, HOUR);
             }
         };
     }

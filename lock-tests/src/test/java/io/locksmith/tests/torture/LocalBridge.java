@@ -22,6 +22,7 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -159,11 +160,11 @@ final class LocalBridge implements AutoCloseable {
                 }
                 case RENEW -> {
                     int count = in.readInt();
-                    List<String> names = new ArrayList<>(count);
+                    Map<String, String> holds = new LinkedHashMap<>(count * 2);
                     for (int i = 0; i < count; i++) {
-                        names.add(in.readUTF());
+                        holds.put(in.readUTF(), in.readUTF());
                     }
-                    Set<String> gone = store.renew(names, in.readUTF(), Duration.ofNanos(in.readLong()));
+                    Set<String> gone = store.renew(holds, Duration.ofNanos(in.readLong()));
                     out.writeByte(OK);
                     out.writeInt(gone.size());
                     for (String name : gone) {
@@ -307,14 +308,14 @@ final class LocalBridge implements AutoCloseable {
         }
 
         @Override
-        public Set<String> renew(List<String> names, String owner, Duration lease) {
+        public Set<String> renew(Map<String, String> holds, Duration lease) {
             return call(c -> {
                 c.out.writeByte(RENEW);
-                c.out.writeInt(names.size());
-                for (String name : names) {
-                    c.out.writeUTF(name);
+                c.out.writeInt(holds.size());
+                for (Map.Entry<String, String> hold : holds.entrySet()) {
+                    c.out.writeUTF(hold.getKey());
+                    c.out.writeUTF(hold.getValue());
                 }
-                c.out.writeUTF(owner);
                 c.out.writeLong(lease.toNanos());
             }, c -> {
                 int count = c.in.readInt();

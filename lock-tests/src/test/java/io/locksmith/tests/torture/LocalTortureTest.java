@@ -7,6 +7,7 @@ import io.locksmith.spi.Acquisition;
 import io.locksmith.spi.LockStore;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
@@ -160,7 +161,7 @@ class LocalTortureTest {
         }
 
         @Override
-        public Set<String> renew(List<String> names, String owner, Duration lease) {
+        public Set<String> renew(Map<String, String> holds, Duration lease) {
             return Set.of();
         }
 
