@@ -1,7 +1,9 @@
 package io.locksmith;
 
+import io.locksmith.spi.LockStore;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.function.UnaryOperator;
 import java.util.regex.Pattern;
 
 /**
@@ -42,6 +44,7 @@ public final class LockOptions {
     private final Duration maxBackoff;
     private final LockListener listener;
     private final TimeSource timeSource;
+    private final UnaryOperator<LockStore> storeWrapper;
 
     private LockOptions(Builder b) {
         this.leaseTime = b.leaseTime;
@@ -54,6 +57,7 @@ public final class LockOptions {
         this.maxBackoff = b.maxBackoff;
         this.listener = b.listener;
         this.timeSource = b.timeSource;
+        this.storeWrapper = b.storeWrapper;
     }
 
     /** The options every default applies to. */
@@ -78,6 +82,7 @@ public final class LockOptions {
         b.maxBackoff = maxBackoff;
         b.listener = listener;
         b.timeSource = timeSource;
+        b.storeWrapper = storeWrapper;
         return b;
     }
 
@@ -126,6 +131,11 @@ public final class LockOptions {
         return timeSource;
     }
 
+    /** What wraps the backend's store before the shared machinery uses it; by default nothing. */
+    public UnaryOperator<LockStore> storeWrapper() {
+        return storeWrapper;
+    }
+
     @Override
     public String toString() {
         return "LockOptions{leaseTime=" + leaseTime + ", renewLeases=" + renewLeases + ", renewInterval="
@@ -144,6 +154,7 @@ public final class LockOptions {
         private Duration maxBackoff = DEFAULT_MAX_BACKOFF;
         private LockListener listener = LockListener.NONE;
         private TimeSource timeSource = TimeSource.system();
+        private UnaryOperator<LockStore> storeWrapper = UnaryOperator.identity();
 
         private Builder() {
         }
@@ -200,6 +211,17 @@ public final class LockOptions {
         /** The monotonic clock for lease and timeout arithmetic; default {@link TimeSource#system()}. */
         public Builder timeSource(TimeSource timeSource) {
             this.timeSource = Objects.requireNonNull(timeSource, "timeSource");
+            return this;
+        }
+
+        /**
+         * Wraps the backend's {@link LockStore} before the shared machinery uses it: every call the machinery
+         * makes to the store goes through the wrapper. For fault injection in tests (the contract kit makes
+         * store calls fail, time out after being applied, or arrive late this way) and for instrumentation;
+         * default none. The wrapper must forward every method it does not mean to change.
+         */
+        public Builder storeWrapper(UnaryOperator<LockStore> storeWrapper) {
+            this.storeWrapper = Objects.requireNonNull(storeWrapper, "storeWrapper");
             return this;
         }
 

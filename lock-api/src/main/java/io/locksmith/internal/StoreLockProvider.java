@@ -19,6 +19,7 @@ import java.util.LinkedHashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
@@ -61,7 +62,7 @@ public final class StoreLockProvider implements LockProvider {
     private final PendingReleases releases;
 
     public StoreLockProvider(LockStore store, LockOptions options) {
-        this.store = store;
+        this.store = Objects.requireNonNull(options.storeWrapper().apply(store), "the store wrapper returned null");
         this.options = options;
         this.time = options.timeSource();
         byte[] id = new byte[16];

@@ -1,0 +1,294 @@
+package io.locksmith.tests;
+
+import io.locksmith.LockBackendException;
+import io.locksmith.LockInfo;
+import io.locksmith.spi.Acquisition;
+import io.locksmith.spi.LockStore;
+import io.locksmith.spi.StoreEvents;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+
+/**
+ * A {@link LockStore} that forwards to a real one and injects the faults a network and a busy server produce at
+ * the store boundary, per call: a call that fails before it reaches the store, a call the store applies whose
+ * answer is then lost (the caller sees a timeout), a call that arrives late, after later calls of the same client,
+ * and a call held up longer than the caller waits.
+ *
+ * <p>Install it with {@link io.locksmith.LockOptions.Builder#storeWrapper}, so it sits between the shared machinery
+ * and any backend. Faults are armed one at a time for the next call of a kind about one lock name
+ * ({@link #arm}), or drawn at random for every call ({@link #randomFaults}) by a torture run; both stop with
+ * {@link #stop()}, which a test calls before its providers close.
+ */
+public final class FaultyStore implements LockStore {
+
+    /** The calls faults can be armed for. */
+    public enum Call { ACQUIRE, RELEASE, RENEW }
+
+    /** What happens to a call. */
+    public enum Fault {
+        /** The call never reaches the store; the caller gets a {@link LockBackendException}. */
+        FAIL,
+        /** The store applies the call; its answer is lost and the caller gets a timeout. */
+        APPLY_THEN_TIMEOUT,
+        /**
+         * The call is held back and the caller gets a timeout; {@link #deliverLate()} hands it to the store
+         * later, after whatever the client did meanwhile, as a retransmitted packet or a resumed server would.
+         */
+        DELIVER_LATE,
+        /**
+         * The call reaches the store after the caller's operation timeout: the caller gets a timeout, the store
+         * applies the call a moment later on its own.
+         */
+        DELAY
+    }
+
+    private final LockStore delegate;
+    private final Duration operationTimeout;
+    private final Map<Call, ConcurrentLinkedQueue<Armed>> armed = new EnumMap<>(Call.class);
+    private final Map<Call, AtomicInteger> calls = new EnumMap<>(Call.class);
+    private final Map<Fault, AtomicInteger> injected = new EnumMap<>(Fault.class);
+    private final List<Runnable> late = new ArrayList<>();
+    private final Set<Call> randomCalls = ConcurrentHashMap.newKeySet();
+    private final ExecutorService delayer = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "faulty-store-delay");
+        t.setDaemon(true);
+        return t;
+    });
+    private volatile boolean stopped;
+    private volatile double randomRate;
+    private volatile Random random;
+
+    /**
+     * @param operationTimeout how long a caller waits for the store, as the provider's options say: a
+     *     {@link Fault#DELAY delayed} call reaches the store after it
+     */
+    public FaultyStore(LockStore delegate, Duration operationTimeout) {
+        this.delegate = delegate;
+        this.operationTimeout = operationTimeout;
+        for (Call call : Call.values()) {
+            armed.put(call, new ConcurrentLinkedQueue<>());
+            calls.put(call, new AtomicInteger());
+        }
+        for (Fault fault : Fault.values()) {
+            injected.put(fault, new AtomicInteger());
+        }
+    }
+
+    /** Makes the next {@code call} that concerns lock {@code name} suffer {@code fault}; faults queue in order. */
+    public FaultyStore arm(Call call, String name, Fault fault) {
+        armed.get(call).add(new Armed(name, fault));
+        return this;
+    }
+
+    /**
+     * From now on, every call of the given kinds suffers {@link Fault#FAIL} or {@link Fault#APPLY_THEN_TIMEOUT}
+     * (even odds) with probability {@code rate}, drawn from {@code random}.
+     */
+    public FaultyStore randomFaults(double rate, Random random, Call... kinds) {
+        this.random = random;
+        this.randomRate = rate;
+        randomCalls.addAll(List.of(kinds));
+        return this;
+    }
+
+    /** Ends every fault: armed and random faults are dropped, calls go straight to the store. */
+    public void stop() {
+        stopped = true;
+        for (ConcurrentLinkedQueue<Armed> queue : armed.values()) {
+            queue.clear();
+        }
+        randomCalls.clear();
+    }
+
+    /** Hands the calls held back by {@link Fault#DELIVER_LATE} to the store now, in the order they were made. */
+    public void deliverLate() {
+        List<Runnable> due;
+        synchronized (late) {
+            due = List.copyOf(late);
+            late.clear();
+        }
+        for (Runnable call : due) {
+            call.run();
+        }
+    }
+
+    /** How many calls of this kind the machinery has made. */
+    public int calls(Call call) {
+        return calls.get(call).get();
+    }
+
+    /** How many times this fault was injected. */
+    public int injected(Fault fault) {
+        return injected.get(fault).get();
+    }
+
+    /** Whether every armed fault has been used. */
+    public boolean allArmedUsed() {
+        return armed.values().stream().allMatch(ConcurrentLinkedQueue::isEmpty);
+    }
+
+    // ---------------------------------------------------------------- the store
+
+    @Override
+    public String address() {
+        return delegate.address();
+    }
+
+    @Override
+    public void start(StoreEvents events) {
+        delegate.start(events);
+    }
+
+    @Override
+    public Acquisition tryAcquire(String name, String owner, Duration lease, Duration wait) {
+        // a late attempt makes one attempt: its caller is no longer waiting for it
+        return call(Call.ACQUIRE, Set.of(name), () -> delegate.tryAcquire(name, owner, lease, wait),
+                () -> delegate.tryAcquire(name, owner, lease, Duration.ZERO));
+    }
+
+    @Override
+    public boolean release(String name, String owner) {
+        return call(Call.RELEASE, Set.of(name), () -> delegate.release(name, owner), null);
+    }
+
+    @Override
+    public Set<String> renew(Map<String, String> holds, Duration lease) {
+        Map<String, String> copy = new LinkedHashMap<>(holds);
+        return call(Call.RENEW, holds.keySet(), () -> delegate.renew(holds, lease), () -> delegate.renew(copy, lease));
+    }
+
+    @Override
+    public int renewBatchSize() {
+        return delegate.renewBatchSize();
+    }
+
+    @Override
+    public boolean isLocked(String name) {
+        return delegate.isLocked(name);
+    }
+
+    @Override
+    public Subscription subscribe(String name, Runnable onRelease) {
+        return delegate.subscribe(name, onRelease);
+    }
+
+    @Override
+    public void abandon(String name, String owner) {
+        delegate.abandon(name, owner);
+    }
+
+    @Override
+    public LockInfo inspect(String name) {
+        return delegate.inspect(name);
+    }
+
+    @Override
+    public boolean forceRelease(String name) {
+        return delegate.forceRelease(name);
+    }
+
+    @Override
+    public void close() {
+        stop();
+        delayer.shutdownNow();
+        delegate.close();
+    }
+
+    @Override
+    public String toString() {
+        return "FaultyStore{" + delegate.address() + '}';
+    }
+
+    // ---------------------------------------------------------------- faults
+
+    private <T> T call(Call call, Set<String> names, Supplier<T> body, Supplier<T> lateBody) {
+        calls.get(call).incrementAndGet();
+        Fault fault = stopped ? null : take(call, names);
+        if (fault == null) {
+            return body.get();
+        }
+        injected.get(fault).incrementAndGet();
+        String what = call.name().toLowerCase() + " of " + names;
+        switch (fault) {
+            case FAIL -> throw new LockBackendException("injected fault: the " + what + " failed before it reached "
+                    + delegate.address());
+            case APPLY_THEN_TIMEOUT -> {
+                body.get();
+                throw new LockBackendException("injected fault: " + delegate.address() + " applied the " + what
+                        + ", and its answer was lost (timed out)");
+            }
+            case DELIVER_LATE -> {
+                Supplier<T> deferred = lateBody != null ? lateBody : body;
+                synchronized (late) {
+                    late.add(() -> quietly(deferred));
+                }
+                throw new LockBackendException("injected fault: the " + what + " timed out on its way to "
+                        + delegate.address() + " (it will arrive late)");
+            }
+            case DELAY -> {
+                Future<T> arriving = delayer.submit(() -> {
+                    TimeUnit.NANOSECONDS.sleep(operationTimeout.toNanos());
+                    return (lateBody != null ? lateBody : body).get();
+                });
+                try {
+                    return arriving.get(operationTimeout.toNanos(), TimeUnit.NANOSECONDS);
+                } catch (TimeoutException e) {
+                    throw new LockBackendException("injected fault: the " + what + " was delayed past the "
+                            + "operation timeout of " + operationTimeout.toMillis() + " ms; " + delegate.address()
+                            + " applies it a moment later");
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new LockBackendException("interrupted while waiting for the " + what, e);
+                } catch (ExecutionException e) {
+                    throw e.getCause() instanceof RuntimeException r ? r : new LockBackendException(what, e);
+                }
+            }
+            default -> throw new AssertionError(fault);
+        }
+    }
+
+    private Fault take(Call call, Set<String> names) {
+        ConcurrentLinkedQueue<Armed> queue = armed.get(call);
+        for (Armed a : queue) {
+            if (names.contains(a.name) && queue.remove(a)) {
+                return a.fault;
+            }
+        }
+        if (randomCalls.contains(call)) {
+            Random r = random;
+            synchronized (r) {
+                if (r.nextDouble() < randomRate) {
+                    return r.nextBoolean() ? Fault.FAIL : Fault.APPLY_THEN_TIMEOUT;
+                }
+            }
+        }
+        return null;
+    }
+
+    private static <T> void quietly(Supplier<T> call) {
+        try {
+            call.get();
+        } catch (RuntimeException e) {
+            // a late call's answer goes nowhere, like the late packet's
+        }
+    }
+
+    private record Armed(String name, Fault fault) {
+    }
+}
