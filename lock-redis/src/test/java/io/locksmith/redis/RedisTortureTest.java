@@ -157,6 +157,18 @@ class RedisTortureTest {
     }
 
     @Test
+    @DisplayName("one client's store calls applied by Redis and then timed out, at random: no overlap, no lost "
+            + "update")
+    void callsAppliedThenTimedOut() {
+        TortureReport report = run(redis, PROFILE.pick(150, 40_000)).leaseTime(NO_FAULT_LEASE)
+                .callsAppliedThenTimedOut(0.1).build().run();
+
+        report.assertClean();
+        assertThat(report.errors()).as("calls of the faulty client that failed").isPositive();
+        assertThat(report.guardedIncrements()).isEqualTo(report.counterTotal());
+    }
+
+    @Test
     @DisplayName("kill -9 of a client that holds a lock: its locks free within the lease, the rest stays safe")
     void clientKill() {
         TortureReport report = withFault(redis, 10_000, Fault.killClientHolding()).build().run();

@@ -73,6 +73,7 @@ public final class FaultyStore implements LockStore {
     private volatile boolean stopped;
     private volatile double randomRate;
     private volatile Random random;
+    private volatile List<Fault> randomFaults = List.of();
 
     /**
      * @param operationTimeout how long a caller waits for the store, as the provider's options say: a
@@ -101,7 +102,19 @@ public final class FaultyStore implements LockStore {
      * (even odds) with probability {@code rate}, drawn from {@code random}.
      */
     public FaultyStore randomFaults(double rate, Random random, Call... kinds) {
+        return randomFaults(rate, random, List.of(Fault.FAIL, Fault.APPLY_THEN_TIMEOUT), kinds);
+    }
+
+    /**
+     * From now on, every call of the given kinds suffers one of {@code faults} ({@link Fault#FAIL} or
+     * {@link Fault#APPLY_THEN_TIMEOUT}, equally likely) with probability {@code rate}, drawn from {@code random}.
+     */
+    public FaultyStore randomFaults(double rate, Random random, List<Fault> faults, Call... kinds) {
+        if (faults.isEmpty() || !List.of(Fault.FAIL, Fault.APPLY_THEN_TIMEOUT).containsAll(faults)) {
+            throw new IllegalArgumentException("random faults are FAIL and APPLY_THEN_TIMEOUT, got " + faults);
+        }
         this.random = random;
+        this.randomFaults = List.copyOf(faults);
         this.randomRate = rate;
         randomCalls.addAll(List.of(kinds));
         return this;
@@ -274,7 +287,8 @@ public final class FaultyStore implements LockStore {
             Random r = random;
             synchronized (r) {
                 if (r.nextDouble() < randomRate) {
-                    return r.nextBoolean() ? Fault.FAIL : Fault.APPLY_THEN_TIMEOUT;
+                    List<Fault> drawn = randomFaults;
+                    return drawn.get(r.nextInt(drawn.size()));
                 }
             }
         }

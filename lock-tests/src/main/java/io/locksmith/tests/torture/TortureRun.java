@@ -111,6 +111,7 @@ public final class TortureRun {
         private String factory = "";
         private String faultLabel;
         private int processes = 3;
+        private double callFaultRate;
         private int threads = 4;
         private List<String> names = defaultNames(3);
         private int operations = 100;
@@ -148,6 +149,19 @@ public final class TortureRun {
         /** The fault label in reports; by default the names of the scheduled faults, or {@code none}. */
         public Builder faultLabel(String label) {
             this.faultLabel = requireText(label, "faultLabel");
+            return this;
+        }
+
+        /**
+         * Makes worker 0 a faulty client: this share of its store calls (acquire, release, renew) is applied by the
+         * store and then answered by a timeout, at random; default 0. Its threads see {@code LockBackendException}
+         * and go on like an application; the run must stay free of violations.
+         */
+        public Builder callsAppliedThenTimedOut(double rate) {
+            if (!(rate >= 0 && rate < 1)) {
+                throw new IllegalArgumentException("rate must be at least 0 and below 1, got " + rate);
+            }
+            this.callFaultRate = rate;
             return this;
         }
 
@@ -327,7 +341,7 @@ public final class TortureRun {
             Duration hang = hangAfter != null ? hangAfter
                     : TortureWorker.defaultHangAfter(wait, criticalSection, lease, operationTimeout);
             return new WorkerSpec("", factory, worker, threads, names, operations, useLock, wait, criticalSection,
-                    lease, renewInterval, operationTimeout, namespace, hang, runDirectory);
+                    lease, renewInterval, operationTimeout, namespace, hang, runDirectory, callFaultRate);
         }
 
         String faultLabel() {
@@ -335,6 +349,9 @@ public final class TortureRun {
                 return faultLabel;
             }
             Set<String> distinct = new LinkedHashSet<>();
+            if (callFaultRate > 0) {
+                distinct.add(Math.round(callFaultRate * 100) + " % of one client's calls applied, then timed out");
+            }
             faults.forEach(s -> distinct.add(s.fault.name()));
             return distinct.isEmpty() ? "none" : String.join(" + ", distinct);
         }

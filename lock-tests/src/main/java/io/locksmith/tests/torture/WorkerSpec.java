@@ -1,6 +1,7 @@
 package io.locksmith.tests.torture;
 
 import io.locksmith.LockOptions;
+import io.locksmith.tests.FaultyStore;
 import java.io.IOException;
 import java.io.Reader;
 import java.io.UncheckedIOException;
@@ -12,6 +13,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
+import java.util.Random;
 
 /**
  * What one worker process does, as the runner hands it over in a properties file.
@@ -31,10 +33,13 @@ import java.util.Properties;
  * @param namespace the namespace of {@link LockOptions}
  * @param hangAfter how long one operation may take before the watchdog calls it hung
  * @param directory the run directory every worker shares
+ * @param callFaultRate for worker 0 only: the share of its store calls (acquire, release, renew) that the store
+ *     applies and whose answer is then lost, so the call fails with a timeout; 0 for none
  */
 record WorkerSpec(String uri, String factory, int worker, int threads, List<String> names, int operations,
                   boolean useLock, Duration acquireWait, Duration criticalSection, Duration lease, Duration renewInterval,
-                  Duration operationTimeout, String namespace, Duration hangAfter, Path directory) {
+                  Duration operationTimeout, String namespace, Duration hangAfter, Path directory,
+                  double callFaultRate) {
 
     WorkerSpec {
         names = List.copyOf(names);
@@ -59,17 +64,22 @@ record WorkerSpec(String uri, String factory, int worker, int threads, List<Stri
         if (renewInterval != null) {
             b.renewInterval(renewInterval);
         }
+        if (worker == 0 && callFaultRate > 0) {
+            Random random = new Random(directory.toString().hashCode());
+            b.storeWrapper(store -> new FaultyStore(store, operationTimeout).randomFaults(callFaultRate, random,
+                    List.of(FaultyStore.Fault.APPLY_THEN_TIMEOUT), FaultyStore.Call.values()));
+        }
         return b.build();
     }
 
     WorkerSpec forWorker(int number) {
         return new WorkerSpec(uri, factory, number, threads, names, operations, useLock, acquireWait, criticalSection, lease,
-                renewInterval, operationTimeout, namespace, hangAfter, directory);
+                renewInterval, operationTimeout, namespace, hangAfter, directory, callFaultRate);
     }
 
     WorkerSpec withUri(String newUri) {
         return new WorkerSpec(newUri, factory, worker, threads, names, operations, useLock, acquireWait, criticalSection,
-                lease, renewInterval, operationTimeout, namespace, hangAfter, directory);
+                lease, renewInterval, operationTimeout, namespace, hangAfter, directory, callFaultRate);
     }
 
     void store(Path file) {
@@ -94,6 +104,7 @@ record WorkerSpec(String uri, String factory, int worker, int threads, List<Stri
         p.setProperty("namespace", namespace);
         p.setProperty("hangAfter", hangAfter.toString());
         p.setProperty("directory", directory.toAbsolutePath().toString());
+        p.setProperty("callFaultRate", Double.toString(callFaultRate));
         try (Writer out = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
             p.store(out, "locksmith torture worker " + worker);
         } catch (IOException e) {
@@ -120,7 +131,8 @@ record WorkerSpec(String uri, String factory, int worker, int threads, List<Stri
                 Duration.parse(required(p, "wait")), Duration.parse(required(p, "criticalSection")),
                 Duration.parse(required(p, "lease")), renew == null ? null : Duration.parse(renew),
                 Duration.parse(required(p, "operationTimeout")), required(p, "namespace"),
-                Duration.parse(required(p, "hangAfter")), Path.of(required(p, "directory")));
+                Duration.parse(required(p, "hangAfter")), Path.of(required(p, "directory")),
+                Double.parseDouble(p.getProperty("callFaultRate", "0")));
     }
 
     private static String required(Properties p, String key) {

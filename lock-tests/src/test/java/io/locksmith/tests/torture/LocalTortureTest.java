@@ -78,6 +78,17 @@ class LocalTortureTest {
     }
 
     @Test
+    @DisplayName("one client's store calls applied by the store and then timed out, at random: no overlap, no lost "
+            + "update")
+    void callsAppliedThenTimedOut() {
+        TortureReport report = run(bridge).callsAppliedThenTimedOut(0.1).build().run();
+
+        report.assertClean();
+        assertThat(report.errors()).as("calls of the faulty client that failed").isPositive();
+        assertThat(report.guardedIncrements()).isEqualTo(report.counterTotal());
+    }
+
+    @Test
     @DisplayName("kill -9 of a client that holds a lock: its locks free within the lease, the rest stays safe")
     void clientKill() {
         TortureReport report = withFault(Fault.killClientHolding()).build().run();
