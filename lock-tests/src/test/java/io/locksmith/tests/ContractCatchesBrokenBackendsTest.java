@@ -61,6 +61,16 @@ class ContractCatchesBrokenBackendsTest {
     }
 
     @Test
+    @DisplayName("a store that releases any hold of the releasing client fails the call-fault group")
+    void ownerBlindReleaseIsCaught() {
+        GroupRun run = run(OwnerBlindMutant.class, LockProviderContract.CallFaults.class);
+        // the group's tests are dynamic: they all carry the source of their factory method
+        assertThat(run.failures()).as("failures of %s", run).containsOnlyKeys("callFaults");
+        assertThat(run.failures().get("callFaults")).contains("after the earlier hold's release arrived late");
+        assertThat(run.succeeded()).as("the other call-fault tests still pass").isPositive();
+    }
+
+    @Test
     @DisplayName("without a store control the failure group generates no tests and skips none")
     void noStoreControlMeansNoFailureTests() {
         EngineExecutionResults results = EngineTestKit.engine("junit-jupiter")
