@@ -14,9 +14,9 @@ import java.util.HexFormat;
  * last call), so each check-then-act below is one indivisible step, exactly as if the server had a command for
  * it. Every key a script touches is passed in {@code KEYS} and shares the lock's hash tag, so on a cluster the
  * whole script runs on the one node that owns the lock's slot. A lock is a hash whose single field is the
- * owner id (the provider's random 128-bit client id, so no other client can guess it) and whose value is the
- * id of the attempt that took it; its expiry is the lease, so Redis frees the lock when the lease ends even if
- * its owner died.
+ * owner id (the provider's random 128-bit client id and the number of one acquisition run, so no other client
+ * can guess it and it names one hold) and whose value is the id of the attempt that took it; its expiry is the
+ * lease, so Redis frees the lock when the lease ends even if its owner died.
  *
  * <p>The attempt id matters because a request that timed out on the client may still run later: a server
  * paused with SIGSTOP runs the commands waiting in its sockets when it resumes, and a retransmitted packet can
@@ -37,8 +37,9 @@ import java.util.HexFormat;
  *   <li>{@link #RELEASE}: deletes the hash only if it holds this owner's attempt, then publishes a wake-up.
  *       Retried after a lost answer, it finds the attempt gone and changes nothing, so it can never free a hold
  *       that another owner, or a later attempt of the same owner, took meanwhile.</li>
- *   <li>{@link #RENEW}: extends each hash of the batch that still holds this owner's attempt and names those
- *       that do not (expired, deleted, or flushed): one server call for the whole batch.</li>
+ *   <li>{@link #RENEW}: extends each hash of the batch that still holds the attempt of the owner given for it
+ *       (each name has its own owner id) and names those that do not (expired, deleted, or flushed): one server
+ *       call for the whole batch.</li>
  *   <li>{@link #CANCEL}: undoes an acquisition whose answer was lost, whether it ran before or runs after.</li>
  *   <li>{@link #INSPECT}: reads the holder, the remaining lease and the fencing counter in one step, so the three
  *       describe the same moment: while a hold exists the counter is its token, since an acquisition increments
@@ -101,15 +102,16 @@ final class RedisScripts {
             """);
 
     /**
-     * KEYS: lock hashes; ARGV[1] owner, ARGV[2] lease in ms, ARGV[2 + i] the attempt id for KEYS[i] (empty: any
-     * attempt of the owner). Returns the 1-based positions in KEYS of the hashes that no longer hold them.
+     * KEYS: lock hashes; ARGV[1] lease in ms, ARGV[2i] the owner of KEYS[i] and ARGV[2i + 1] its attempt id (empty:
+     * any attempt of that owner). Returns the 1-based positions in KEYS of the hashes that no longer hold them.
      */
     static final Script RENEW = new Script("renew", """
             local gone = {}
             for i, key in ipairs(KEYS) do
-              local held = redis.call('hget', key, ARGV[1])
-              if held and (ARGV[i + 2] == '' or held == ARGV[i + 2]) then
-                redis.call('pexpire', key, ARGV[2])
+              local attempt = ARGV[2 * i + 1]
+              local held = redis.call('hget', key, ARGV[2 * i])
+              if held and (attempt == '' or held == attempt) then
+                redis.call('pexpire', key, ARGV[1])
               else
                 gone[#gone + 1] = i
               end

@@ -60,6 +60,11 @@ class RedisScriptsTest {
                 Long.toString(attempt), "60000", keys.channel(name));
     }
 
+    /** Renews one lock's hold of {@code owner}'s {@code attempt}; returns the positions no longer held. */
+    private Object renew(String name, String owner, String attempt) {
+        return run(RedisScripts.RENEW, List.of(keys.lock(name)), LEASE, owner, attempt);
+    }
+
     private String holder(String name, String owner) {
         return admin.call(jedis -> jedis.hget(keys.lock(name), owner));
     }
@@ -98,20 +103,26 @@ class RedisScriptsTest {
     }
 
     @Test
-    @DisplayName("renew: extends the holds still held by their attempt and names the others by position")
+    @DisplayName("renew: extends the holds still held by their owner's attempt and names the others by position")
     void renew() {
         acquire("kept", ALICE, 1);
         acquire("other", BOB, 1);
         acquire("replaced", ALICE, 2);
         acquire("replaced", ALICE, 3);
         admin.call(jedis -> jedis.pexpire(keys.lock("kept"), 1_000));
+        acquire("bobs", BOB, 4);
+        admin.call(jedis -> jedis.pexpire(keys.lock("bobs"), 1_000));
         Object gone = run(RedisScripts.RENEW,
-                List.of(keys.lock("kept"), keys.lock("other"), keys.lock("missing"), keys.lock("replaced")),
-                ALICE, "60000", "1", "1", "1", "2");
+                List.of(keys.lock("kept"), keys.lock("other"), keys.lock("missing"), keys.lock("replaced"),
+                        keys.lock("bobs")),
+                "60000", ALICE, "1", ALICE, "1", ALICE, "1", ALICE, "2", BOB, "4");
         assertThat(gone).as("positions no longer held").isEqualTo(List.of(2L, 3L, 4L));
         assertThat(admin.<Long>call(jedis -> jedis.pttl(keys.lock("kept")))).as("renewed lease").isGreaterThan(30_000L);
         assertThat(admin.<Long>call(jedis -> jedis.pttl(keys.lock("other")))).as("another owner's lease")
                 .isLessThanOrEqualTo(30_000L);
+        assertThat(admin.<Long>call(jedis -> jedis.pttl(keys.lock("bobs")))).as("renewed with its own owner")
+                .isGreaterThan(30_000L);
+        assertThat(renew("other", BOB, "")).as("any attempt of the owner").isEqualTo(List.of());
     }
 
     @Test
