@@ -727,8 +727,14 @@ final class RedisLockStore implements RedisNodes.NodeStore, RedisNodes.Pipelinin
         return new LockBackendException(address + " - " + what + " script gave an unexpected reply: " + reply);
     }
 
-    private static long leaseMillis(Duration lease) {
-        return Math.max(1, lease.toMillis());
+    /**
+     * The lease in whole milliseconds for {@code PEXPIRE}, rounded up: the machinery counts the lease in
+     * nanoseconds from before the call, so the key must live at least that long, never a fraction of a
+     * millisecond less.
+     */
+    static long leaseMillis(Duration lease) {
+        long millis = lease.toMillis();
+        return Math.max(1, lease.getNano() % 1_000_000 == 0 ? millis : millis + 1);
     }
 
     /** A command's answer, and whether an earlier try of it lost its answer (so it may have run before). */
