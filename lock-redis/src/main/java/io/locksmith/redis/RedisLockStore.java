@@ -12,6 +12,8 @@ import java.net.SocketTimeoutException;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -59,7 +61,7 @@ import redis.clients.jedis.util.Pool;
  * ({@link RedisNodes.Pipelining}): sent on a connection borrowed from the client's pool and answered later on the
  * caller's thread, so that Redlock waits for all its servers at once without a thread per server.
  */
-final class RedisLockStore implements LockStore, RedisNodes.Pipelining {
+final class RedisLockStore implements RedisNodes.NodeStore, RedisNodes.Pipelining {
 
     private static final Logger log = LoggerFactory.getLogger(RedisLockStore.class);
     private static final long CANCEL_MEMORY_MILLIS = 60_000;
@@ -89,7 +91,12 @@ final class RedisLockStore implements LockStore, RedisNodes.Pipelining {
      * empty.
      */
     private final AtomicReferenceArray<Connection> spare;
-    /** The attempt behind each hold of this store's owner, as far as this store knows. */
+    /**
+     * The owner and attempt behind each hold this store granted through {@link #tryAcquire}, as far as it knows:
+     * the newest per name. A call for another owner of the name (an older hold whose release is still being
+     * retried) does not use it, and names no attempt: its owner id names one hold, so any attempt of that owner
+     * is that hold.
+     */
     private final Map<String, Hold> holds = new ConcurrentHashMap<>();
     private final Canceller canceller = new Canceller();
     private volatile int sweepAbove = 1024;
@@ -163,7 +170,16 @@ final class RedisLockStore implements LockStore, RedisNodes.Pipelining {
 
     @Override
     public Acquisition tryAcquire(String name, String owner, Duration lease, Duration wait) {
-        long attempt = attempts.incrementAndGet();
+        return acquire(name, owner, attempts.incrementAndGet(), lease, true);
+    }
+
+    @Override
+    public Acquisition tryAcquire(String name, RedisNodes.Attempt attempt, Duration lease) {
+        return acquire(name, attempt.owner(), callerAttempt(attempt), lease, false);
+    }
+
+    /** Makes one attempt; {@code remember}: record the hold, so that release and renewal name its attempt. */
+    private Acquisition acquire(String name, String owner, long attempt, Duration lease, boolean remember) {
         long leaseMillis = leaseMillis(lease);
         String lock = keys.lock(name);
         Reply<Object> reply;
@@ -177,14 +193,26 @@ final class RedisLockStore implements LockStore, RedisNodes.Pipelining {
             }
             throw e;
         }
-        return acquired(name, attempt, lease, reply.value);
+        return acquired(name, owner, attempt, lease, reply.value, remember);
     }
 
-    private Acquisition acquired(String name, long attempt, Duration lease, Object reply) {
+    /**
+     * The attempt id a caller gave; the store's own numbering continues above it, so that its ids keep growing
+     * for every owner whichever way it is called.
+     */
+    private long callerAttempt(RedisNodes.Attempt attempt) {
+        attempts.accumulateAndGet(attempt.id(), Math::max);
+        return attempt.id();
+    }
+
+    private Acquisition acquired(String name, String owner, long attempt, Duration lease, Object reply,
+            boolean remember) {
         long answer = asLong(reply, "acquire");
         if (answer > 0) {
-            holds.put(name, new Hold(attempt, System.nanoTime() + lease.toNanos()));
-            sweepIfLarge();
+            if (remember) {
+                holds.put(name, new Hold(owner, attempt, System.nanoTime() + lease.toNanos()));
+                sweepIfLarge();
+            }
             return Acquisition.acquired(answer);
         }
         return answer == 0 ? Acquisition.busy() : Acquisition.busy(Duration.ofMillis(-answer));
@@ -192,13 +220,26 @@ final class RedisLockStore implements LockStore, RedisNodes.Pipelining {
 
     @Override
     public boolean release(String name, String owner) {
-        Hold hold = holds.get(name);
-        String attempt = hold == null ? "" : Long.toString(hold.attempt);
-        // On failure the hold stays known, so that a retried unlock() releases the same attempt.
+        Hold hold = holdOf(name, owner);
+        // On failure the hold stays known, so that a retried release names the same attempt.
         String lock = keys.lock(name);
         Reply<Object> reply = eval("release", name, RedisScripts.RELEASE, List.of(lock),
-                wakeUp(lock, owner, attempt));
+                wakeUp(lock, owner, hold == null ? "" : Long.toString(hold.attempt)));
         return released(name, hold, reply);
+    }
+
+    @Override
+    public boolean release(String name, RedisNodes.Attempt attempt) {
+        String lock = keys.lock(name);
+        Reply<Object> reply = eval("release", name, RedisScripts.RELEASE, List.of(lock),
+                wakeUp(lock, attempt.owner(), Long.toString(attempt.id())));
+        return released(name, null, reply);
+    }
+
+    /** The known hold of {@code name} if it is {@code owner}'s, else null. */
+    private Hold holdOf(String name, String owner) {
+        Hold hold = holds.get(name);
+        return hold != null && hold.owner.equals(owner) ? hold : null;
     }
 
     private boolean released(String name, Hold hold, Reply<Object> reply) {
@@ -217,34 +258,34 @@ final class RedisLockStore implements LockStore, RedisNodes.Pipelining {
     }
 
     @Override
-    public RedisNodes.Pending<Acquisition> sendAcquire(String name, String owner, Duration lease) {
-        long attempt = attempts.incrementAndGet();
+    public RedisNodes.Pending<Acquisition> sendAcquire(String name, RedisNodes.Attempt attempt, Duration lease) {
+        String owner = attempt.owner();
+        long id = callerAttempt(attempt);
         long leaseMillis = leaseMillis(lease);
         String lock = keys.lock(name);
         Sent sent = send("acquire", name, RedisScripts.ACQUIRE,
                 List.of(lock, RedisKeys.fenceOf(lock), RedisKeys.cancelledOf(lock)),
-                List.of(owner, Long.toString(leaseMillis), Long.toString(attempt)));
+                List.of(owner, Long.toString(leaseMillis), Long.toString(id)));
         return deadline -> {
             Reply<Object> reply;
             try {
                 reply = sent.await(deadline);
             } catch (Failed e) {
                 if (e.mayHaveRun) {
-                    canceller.add(new Cancel(name, owner, attempt, Math.max(CANCEL_MEMORY_MILLIS, 2 * leaseMillis)));
+                    canceller.add(new Cancel(name, owner, id, Math.max(CANCEL_MEMORY_MILLIS, 2 * leaseMillis)));
                 }
                 throw e;
             }
-            return acquired(name, attempt, lease, reply.value);
+            return acquired(name, owner, id, lease, reply.value, false);
         };
     }
 
     @Override
-    public RedisNodes.Pending<Boolean> sendRelease(String name, String owner) {
-        Hold hold = holds.get(name);
-        String attempt = hold == null ? "" : Long.toString(hold.attempt);
+    public RedisNodes.Pending<Boolean> sendRelease(String name, RedisNodes.Attempt attempt) {
         String lock = keys.lock(name);
-        Sent sent = send("release", name, RedisScripts.RELEASE, List.of(lock), wakeUp(lock, owner, attempt));
-        return deadline -> released(name, hold, sent.await(deadline));
+        Sent sent = send("release", name, RedisScripts.RELEASE, List.of(lock),
+                wakeUp(lock, attempt.owner(), Long.toString(attempt.id())));
+        return deadline -> released(name, null, sent.await(deadline));
     }
 
     /** Sends a script call on a connection borrowed from the pool; a failure to send shows when awaited. */
@@ -412,24 +453,46 @@ final class RedisLockStore implements LockStore, RedisNodes.Pipelining {
     }
 
     @Override
-    public Set<String> renew(List<String> names, String owner, Duration lease) {
-        if (names.isEmpty()) {
+    public Set<String> renew(Map<String, String> holds, Duration lease) {
+        Map<String, Renewal> renewals = new LinkedHashMap<>(holds.size() * 2);
+        Map<String, Hold> known = new HashMap<>(holds.size() * 2);
+        holds.forEach((name, owner) -> {
+            Hold hold = holdOf(name, owner);
+            if (hold != null) {
+                known.put(name, hold);
+            }
+            renewals.put(name, new Renewal(owner, hold == null ? 0 : hold.attempt));
+        });
+        return renew(renewals, known, lease);
+    }
+
+    @Override
+    public Set<String> renewAttempts(Map<String, RedisNodes.Attempt> holds, Duration lease) {
+        Map<String, Renewal> renewals = new LinkedHashMap<>(holds.size() * 2);
+        holds.forEach((name, attempt) -> renewals.put(name, new Renewal(attempt.owner(), attempt.id())));
+        return renew(renewals, Map.of(), lease);
+    }
+
+    /**
+     * Renews each name's attempt (attempt 0: any attempt of its owner); {@code known} are the holds this store
+     * recorded among them, updated with the outcome.
+     */
+    private Set<String> renew(Map<String, Renewal> holdsByName, Map<String, Hold> known, Duration lease) {
+        if (holdsByName.isEmpty()) {
             return Set.of();
         }
         String leaseMillis = Long.toString(leaseMillis(lease));
         long validUntil = System.nanoTime() + lease.toNanos();
         Set<String> gone = new HashSet<>();
-        for (List<String> group : groups(names)) {
+        for (List<String> group : groups(holdsByName.keySet())) {
             List<String> hashes = new ArrayList<>(group.size());
-            List<String> args = new ArrayList<>(group.size() + 2);
-            List<Hold> known = new ArrayList<>(group.size());
-            args.add(owner);
+            List<String> args = new ArrayList<>(2 * group.size() + 1);
             args.add(leaseMillis);
             for (String name : group) {
-                Hold hold = holds.get(name);
-                known.add(hold);
+                Renewal renewal = holdsByName.get(name);
                 hashes.add(keys.lock(name));
-                args.add(hold == null ? "" : Long.toString(hold.attempt));
+                args.add(renewal.owner);
+                args.add(renewal.attempt == 0 ? "" : Long.toString(renewal.attempt));
             }
             Object reply = eval("renew " + group.size() + " lock(s)", null, RedisScripts.RENEW, hashes, args).value;
             if (!(reply instanceof List<?> positions)) {
@@ -445,14 +508,14 @@ final class RedisLockStore implements LockStore, RedisNodes.Pipelining {
             }
             for (int i = 0; i < group.size(); i++) {
                 String name = group.get(i);
-                Hold hold = known.get(i);
+                Hold hold = known.get(name);
                 if (lost.contains(i)) {
                     gone.add(name);
                     if (hold != null) {
-                        holds.remove(name, hold);
+                        this.holds.remove(name, hold);
                     }
                 } else if (hold != null) {
-                    holds.replace(name, hold, new Hold(hold.attempt, validUntil));
+                    this.holds.replace(name, hold, new Hold(hold.owner, hold.attempt, validUntil));
                 }
             }
         }
@@ -460,9 +523,9 @@ final class RedisLockStore implements LockStore, RedisNodes.Pipelining {
     }
 
     /** The names of one renewal call each: all of them on a single server, one group per slot on a cluster. */
-    private List<List<String>> groups(List<String> names) {
+    private List<List<String>> groups(Collection<String> names) {
         if (!cluster) {
-            return List.of(names);
+            return List.of(new ArrayList<>(names));
         }
         Map<Integer, List<String>> bySlot = new LinkedHashMap<>();
         for (String name : names) {
@@ -664,16 +727,26 @@ final class RedisLockStore implements LockStore, RedisNodes.Pipelining {
         return new LockBackendException(address + " - " + what + " script gave an unexpected reply: " + reply);
     }
 
-    private static long leaseMillis(Duration lease) {
-        return Math.max(1, lease.toMillis());
+    /**
+     * The lease in whole milliseconds for {@code PEXPIRE}, rounded up: the machinery counts the lease in
+     * nanoseconds from before the call, so the key must live at least that long, never a fraction of a
+     * millisecond less.
+     */
+    static long leaseMillis(Duration lease) {
+        long millis = lease.toMillis();
+        return Math.max(1, lease.getNano() % 1_000_000 == 0 ? millis : millis + 1);
     }
 
     /** A command's answer, and whether an earlier try of it lost its answer (so it may have run before). */
     private record Reply<T>(T value, boolean afterLostAnswer) {
     }
 
-    /** The attempt that took a hold, and until when its lease lasts as far as this store knows. */
-    private record Hold(long attempt, long validUntil) {
+    /** The owner and attempt that took a hold, and until when its lease lasts as far as this store knows. */
+    private record Hold(String owner, long attempt, long validUntil) {
+    }
+
+    /** What a renewal names for one lock: the owner and its attempt, or attempt 0 for any attempt of the owner. */
+    private record Renewal(String owner, long attempt) {
     }
 
     /** An acquisition attempt to undo. */

@@ -24,7 +24,8 @@ final class RedisNodeAccess implements RedisNodes.Access {
     }
 
     @Override
-    public LockStore newStore(UnifiedJedis client, String address, LockOptions options, Runnable onConnectionFailure) {
+    public RedisNodes.NodeStore newStore(UnifiedJedis client, String address, LockOptions options,
+            Runnable onConnectionFailure) {
         return new RedisLockStore(client, address, options, onConnectionFailure, null);
     }
 

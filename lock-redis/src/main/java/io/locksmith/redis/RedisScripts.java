@@ -14,32 +14,39 @@ import java.util.HexFormat;
  * last call), so each check-then-act below is one indivisible step, exactly as if the server had a command for
  * it. Every key a script touches is passed in {@code KEYS} and shares the lock's hash tag, so on a cluster the
  * whole script runs on the one node that owns the lock's slot. A lock is a hash whose single field is the
- * owner id (the provider's random 128-bit client id, so no other client can guess it) and whose value is the
- * id of the attempt that took it; its expiry is the lease, so Redis frees the lock when the lease ends even if
- * its owner died.
+ * owner id (the provider's random 128-bit client id and the number of one acquisition run, so no other client
+ * can guess it and it names one hold) and whose value is the id of the attempt that took it: a decimal number
+ * that grows with every attempt a store makes; its expiry is the lease, so Redis frees the lock when the lease
+ * ends even if its owner died.
  *
  * <p>The attempt id matters because a request that timed out on the client may still run later: a server
  * paused with SIGSTOP runs the commands waiting in its sockets when it resumes, and a retransmitted packet can
  * arrive late. Release and renewal therefore act only on the hold of the exact attempt they mean, so a late
- * release can never free a newer hold of the same owner. An acquisition whose outcome the client does not know
- * is cancelled afterwards ({@link #CANCEL}): if it already ran, its hold is deleted; if it has not, a tombstone
- * makes it do nothing when it does.
+ * release can never free a newer hold of the same owner, and an acquisition takes over a hold of its own owner
+ * only if it is a strictly newer attempt: a late attempt never takes over a newer one, so the cancellation that
+ * follows a late attempt cannot free the newer hold either. An acquisition whose outcome the client does not
+ * know is cancelled afterwards ({@link #CANCEL}): if it already ran, its hold is deleted; if it has not, a
+ * tombstone makes it do nothing when it does.
  *
  * <ul>
- *   <li>{@link #ACQUIRE}: takes the lock if nobody holds it, or if the hash names this owner (a hold the owner
- *       gave up locally, for instance after an interrupt at the moment of acquisition, whose release did not
- *       reach the server): the machinery only asks for fresh acquisitions, never for re-entry. A fresh
- *       acquisition increments the fencing counter, so each token is greater than every earlier one for the
- *       name, and the counter never expires. A busy lock answers the holder's remaining lease, which bounds
- *       how long a waiter that misses the release message waits. The usual case, neither a hold nor a
- *       cancelled attempt of the lock, is told by one {@code EXISTS} of both keys, so that it costs four
- *       commands inside the script: each command a script calls adds to the server's time per round trip.</li>
+ *   <li>{@link #ACQUIRE}: takes the lock if nobody holds it, or if the hash names an older attempt of this
+ *       owner (a round of a Redlock acquisition that failed and whose release did not reach this server): the
+ *       machinery only asks for fresh acquisitions, never for re-entry. Compared as numbers, since {@code "10"}
+ *       sorts before {@code "9"}. The same attempt repeated (its first answer was lost on a broken connection)
+ *       is told its token again. A fresh acquisition increments the fencing counter, so each token is greater
+ *       than every earlier one for the name, and the counter never expires. A busy lock answers the holder's
+ *       remaining lease, which bounds how long a waiter that misses the release message waits. The usual case,
+ *       neither a hold nor a cancelled attempt of the lock, is told by one {@code EXISTS} of both keys, so that
+ *       it costs four commands inside the script: each command a script calls adds to the server's time per
+ *       round trip.</li>
  *   <li>{@link #RELEASE}: deletes the hash only if it holds this owner's attempt, then publishes a wake-up.
  *       Retried after a lost answer, it finds the attempt gone and changes nothing, so it can never free a hold
  *       that another owner, or a later attempt of the same owner, took meanwhile.</li>
- *   <li>{@link #RENEW}: extends each hash of the batch that still holds this owner's attempt and names those
- *       that do not (expired, deleted, or flushed): one server call for the whole batch.</li>
- *   <li>{@link #CANCEL}: undoes an acquisition whose answer was lost, whether it ran before or runs after.</li>
+ *   <li>{@link #RENEW}: extends each hash of the batch that still holds the attempt of the owner given for it
+ *       (each name has its own owner id) and names those that do not (expired, deleted, or flushed): one server
+ *       call for the whole batch.</li>
+ *   <li>{@link #CANCEL}: undoes an acquisition whose answer was lost, whether it ran before or runs after, and
+ *       leaves a newer attempt's hold alone.</li>
  *   <li>{@link #INSPECT}: reads the holder, the remaining lease and the fencing counter in one step, so the three
  *       describe the same moment: while a hold exists the counter is its token, since an acquisition increments
  *       the counter only together with writing its hold; when the lock is free it is the last token issued.</li>
@@ -62,8 +69,9 @@ final class RedisScripts {
 
     /**
      * KEYS[1] lock hash, KEYS[2] fencing counter, KEYS[3] cancelled attempts; ARGV[1] owner, ARGV[2] lease in ms,
-     * ARGV[3] attempt id. Returns the new fencing token (&gt; 0); or when busy the negated remaining lease in ms
-     * (&lt; 0), or 0 if that is unknown (the holder's hash has no expiry) or the attempt was cancelled.
+     * ARGV[3] attempt id (a decimal number, greater than the owner's earlier attempts). Returns the new fencing
+     * token (&gt; 0), or this attempt's token if it holds the lock already; or when busy the negated remaining
+     * lease in ms (&lt; 0), or 0 if that is unknown (the holder's hash has no expiry) or the attempt was cancelled.
      */
     static final Script ACQUIRE = new Script("acquire", """
             local free = redis.call('exists', KEYS[1], KEYS[3]) == 0
@@ -71,7 +79,13 @@ final class RedisScripts {
               if redis.call('sismember', KEYS[3], ARGV[1] .. ':' .. ARGV[3]) == 1 then
                 return 0
               end
-              free = redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[1]) == 1
+              local held = redis.call('hget', KEYS[1], ARGV[1])
+              if held == ARGV[3] then
+                redis.call('pexpire', KEYS[1], ARGV[2])
+                return tonumber(redis.call('get', KEYS[2]))
+              end
+              free = redis.call('exists', KEYS[1]) == 0
+                or (held and (tonumber(held) or math.huge) < tonumber(ARGV[3]))
             end
             if free then
               local token = redis.call('incr', KEYS[2])
@@ -101,15 +115,16 @@ final class RedisScripts {
             """);
 
     /**
-     * KEYS: lock hashes; ARGV[1] owner, ARGV[2] lease in ms, ARGV[2 + i] the attempt id for KEYS[i] (empty: any
-     * attempt of the owner). Returns the 1-based positions in KEYS of the hashes that no longer hold them.
+     * KEYS: lock hashes; ARGV[1] lease in ms, ARGV[2i] the owner of KEYS[i] and ARGV[2i + 1] its attempt id (empty:
+     * any attempt of that owner). Returns the 1-based positions in KEYS of the hashes that no longer hold them.
      */
     static final Script RENEW = new Script("renew", """
             local gone = {}
             for i, key in ipairs(KEYS) do
-              local held = redis.call('hget', key, ARGV[1])
-              if held and (ARGV[i + 2] == '' or held == ARGV[i + 2]) then
-                redis.call('pexpire', key, ARGV[2])
+              local attempt = ARGV[2 * i + 1]
+              local held = redis.call('hget', key, ARGV[2 * i])
+              if held and (attempt == '' or held == attempt) then
+                redis.call('pexpire', key, ARGV[1])
               else
                 gone[#gone + 1] = i
               end

@@ -5,7 +5,7 @@ import io.locksmith.spi.Acquisition;
 import io.locksmith.spi.LockStore;
 import io.locksmith.spi.StoreEvents;
 import java.time.Duration;
-import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -52,9 +52,9 @@ class CountingStore implements LockStore {
     }
 
     @Override
-    public Set<String> renew(List<String> names, String owner, Duration lease) {
+    public Set<String> renew(Map<String, String> holds, Duration lease) {
         renewCalls.incrementAndGet();
-        return delegate.renew(names, owner, lease);
+        return delegate.renew(holds, lease);
     }
 
     @Override

@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -198,6 +199,9 @@ class RedisAclTest {
         String hash = keys.lock("guarded");
         String fence = keys.fence("guarded");
         String channel = keys.channel("guarded");
+        // the hash's one field is the hold's owner id: the client id, a dot and the acquisition's number
+        String owner = admin.<Set<String>>call(jedis -> jedis.hkeys(hash)).iterator().next();
+        assertThat(owner).startsWith(holder.clientId() + ".");
 
         Jedis intruder = connection("intruder", INTRUDER_PASSWORD);
         Map<String, Object[]> attempts = new java.util.LinkedHashMap<>();
@@ -212,7 +216,7 @@ class RedisAclTest {
         attempts.put("PEXPIRE lock", new Object[] {Protocol.Command.PEXPIRE, hash, "1"});
         attempts.put("PERSIST lock", new Object[] {Protocol.Command.PERSIST, hash});
         attempts.put("HSET lock", new Object[] {Protocol.Command.HSET, hash, "intruder", "1"});
-        attempts.put("HDEL lock", new Object[] {Protocol.Command.HDEL, hash, holder.clientId()});
+        attempts.put("HDEL lock", new Object[] {Protocol.Command.HDEL, hash, owner});
         attempts.put("RENAME lock", new Object[] {Protocol.Command.RENAME, hash, "other:{stolen}"});
         attempts.put("COPY lock", new Object[] {Protocol.Command.COPY, hash, "other:{copy}"});
         attempts.put("SET fence", new Object[] {Protocol.Command.SET, fence, "0"});
@@ -273,7 +277,7 @@ class RedisAclTest {
         Thread.sleep(3_000);
         assertThat(lock.isHeldByCurrentThread()).as("the holder's view").isTrue();
         assertThat(admin.<Map<String, String>>call(jedis -> jedis.hgetAll(hash)))
-                .as("the lock hash as an administrator sees it").containsOnlyKeys(holder.clientId());
+                .as("the lock hash as an administrator sees it").containsOnlyKeys(owner);
         assertThat(admin.<String>call(jedis -> jedis.get(fence))).as("the fencing counter")
                 .isEqualTo(Long.toString(token));
         assertThat(lock.fencingToken()).isEqualTo(token);

@@ -365,7 +365,8 @@ class RedisClusterContractTest extends LockProviderContract {
                         .as("masters holding some of 30 locks").isEqualTo(3);
                 for (DistributedLock lock : locks) {
                     io.locksmith.LockInfo info = operator.inspect(lock.name());
-                    assertThat(info.owner()).as("%s", info).contains(app.clientId());
+                    assertThat(info.owner()).as("%s", info)
+                            .hasValueSatisfying(owner -> assertThat(owner).startsWith(app.clientId() + "."));
                     assertThat(info.fencingToken()).hasValue(lock.fencingToken());
                     assertThat(info.leaseRemaining()).hasValueSatisfying(left -> assertThat(left).isPositive()
                             .isLessThanOrEqualTo(options.leaseTime()));

@@ -112,7 +112,8 @@ class RedisInspectTest {
             for (LockProvider viewer : List.of(operator, app)) {
                 LockInfo held = viewer.inspect("job:nightly");
                 assertThat(held.isLocked()).as("%s", held).isTrue();
-                assertThat(held.owner()).contains(app.clientId());
+                assertThat(held.owner())
+                        .hasValueSatisfying(owner -> assertThat(owner).startsWith(app.clientId() + "."));
                 assertThat(held.fencingToken()).hasValue(token);
                 assertThat(held.leaseRemaining()).hasValueSatisfying(left -> assertThat(left).isPositive()
                         .isLessThanOrEqualTo(app.options().leaseTime()));
@@ -131,7 +132,8 @@ class RedisInspectTest {
             long nextToken = next.fencingToken();
             assertThat(nextToken).isGreaterThan(token);
             LockInfo again = app.inspect("job:nightly");
-            assertThat(again.owner()).contains(operator.clientId());
+            assertThat(again.owner())
+                    .hasValueSatisfying(owner -> assertThat(owner).startsWith(operator.clientId() + "."));
             assertThat(again.fencingToken()).hasValue(nextToken);
             next.unlock();
         }
@@ -146,7 +148,8 @@ class RedisInspectTest {
             assertThat(lock.tryLock(Duration.ZERO, lease)).isTrue();
             long token = lock.fencingToken();
             LockInfo held = operator.inspect("short");
-            assertThat(held.owner()).contains(app.clientId());
+            assertThat(held.owner())
+                    .hasValueSatisfying(owner -> assertThat(owner).startsWith(app.clientId() + "."));
             assertThat(held.leaseRemaining()).hasValueSatisfying(left -> assertThat(left).isPositive()
                     .isLessThanOrEqualTo(lease));
 
@@ -165,7 +168,8 @@ class RedisInspectTest {
             LockProvider operator = open();
             DistributedLock braces = app.getLock("a{b}%7B");
             braces.lock();
-            assertThat(operator.inspect("a{b}%7B").owner()).contains(app.clientId());
+            assertThat(operator.inspect("a{b}%7B").owner())
+                    .hasValueSatisfying(owner -> assertThat(owner).startsWith(app.clientId() + "."));
             assertThat(operator.inspect("a%7Bb%7D%7B").isLocked()).as("the name its key spells").isFalse();
             braces.unlock();
         }
@@ -200,7 +204,8 @@ class RedisInspectTest {
             assertThatThrownBy(held::unlock).isInstanceOf(LockLostException.class);
             assertThat(wanted.isHeldByCurrentThread()).as("the new holder keeps it after the loser's unlock()")
                     .isTrue();
-            assertThat(operator.inspect("stuck").owner()).contains(other.clientId());
+            assertThat(operator.inspect("stuck").owner())
+                    .hasValueSatisfying(owner -> assertThat(owner).startsWith(other.clientId() + "."));
             wanted.unlock();
 
             assertThat(operator.forceRelease("stuck")).as("forceRelease of a free lock").isFalse();
@@ -220,7 +225,7 @@ class RedisInspectTest {
             assertThat(next.tryLock()).isTrue();
             assertThatThrownBy(held::unlock).isInstanceOf(LockLostException.class);
             assertThat(operator.inspect("early").owner()).as("holder after the loser's unlock()")
-                    .contains(operator.clientId());
+                    .hasValueSatisfying(owner -> assertThat(owner).startsWith(operator.clientId() + "."));
             next.unlock();
         }
 

@@ -3,6 +3,7 @@ package io.locksmith.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.locksmith.LockOptions;
+import io.locksmith.redis.internal.RedisNodes;
 import io.locksmith.spi.Acquisition;
 import io.locksmith.tests.servers.RedisServer;
 import java.time.Duration;
@@ -43,12 +44,12 @@ class RedisPipeliningTest {
                 .operationTimeout(OPERATION_TIMEOUT).build();
         try (RedisLockStore store = TestRedis.store(server, options)) {
             assertThat(store.canPipeline()).isTrue();
-            String owner = "owner-1";
+            RedisNodes.Attempt attempt = new RedisNodes.Attempt("owner-1", 1);
             long roundDeadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(250);
-            Acquisition acquired = store.sendAcquire("stock:sku-42", owner, Duration.ofSeconds(30))
+            Acquisition acquired = store.sendAcquire("stock:sku-42", attempt, Duration.ofSeconds(30))
                     .await(roundDeadline);
             assertThat(acquired.isAcquired()).isTrue();
-            assertThat(store.sendRelease("stock:sku-42", owner).await(System.nanoTime()
+            assertThat(store.sendRelease("stock:sku-42", attempt).await(System.nanoTime()
                     + TimeUnit.MILLISECONDS.toNanos(250))).isTrue();
 
             // The connection the calls used (kept as a spare, or back in the pool) is the one handed out next.
@@ -69,12 +70,12 @@ class RedisPipeliningTest {
         try (redis.clients.jedis.JedisPooled client = new redis.clients.jedis.JedisPooled(server.host(),
                 server.port())) {
             RedisLockStore store = new RedisLockStore(client, server.toString(), options, () -> { }, null);
-            String owner = "owner-2";
             for (int i = 0; i < 3; i++) {
+                RedisNodes.Attempt attempt = new RedisNodes.Attempt("owner-2", i + 1);
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
-                assertThat(store.sendAcquire("n" + i, owner, Duration.ofSeconds(30)).await(deadline).isAcquired())
+                assertThat(store.sendAcquire("n" + i, attempt, Duration.ofSeconds(30)).await(deadline).isAcquired())
                         .isTrue();
-                assertThat(store.sendRelease("n" + i, owner).await(deadline)).isTrue();
+                assertThat(store.sendRelease("n" + i, attempt).await(deadline)).isTrue();
             }
             assertThat(client.getPool().getNumActive()).as("connections kept borrowed while the store is open")
                     .isPositive();

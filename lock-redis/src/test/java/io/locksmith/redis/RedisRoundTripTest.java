@@ -83,6 +83,28 @@ class RedisRoundTripTest {
     }
 
     @Test
+    @DisplayName("a lease that is not whole milliseconds is set rounded up, on acquisition and on renewal")
+    void leaseIsRoundedUpToMilliseconds() {
+        Duration lease = Duration.ofSeconds(30).plusNanos(1);
+        try (RedisLockStore store = TestRedis.store(server, options().build())) {
+            String owner = "0123456789abcdef0123456789abcdef.1";
+            monitor.commandsSinceLastMark();
+            assertThat(store.tryAcquire("rounded", owner, lease, Duration.ZERO).isAcquired()).isTrue();
+            assertThat(store.renew(Map.of("rounded", owner), lease)).isEmpty();
+            assertThat(store.release("rounded", owner)).isTrue();
+            List<Command> sent = monitor.commandsSinceLastMark();
+            assertThat(sent).extracting(Command::sha).containsExactly(RedisScripts.ACQUIRE.sha,
+                    RedisScripts.RENEW.sha, RedisScripts.RELEASE.sha);
+            // acquire: sha, 3 keys, owner, lease, attempt; renew: sha, 1 key, lease, owner, attempt
+            assertThat(sent.get(0).args().get(7)).as("PEXPIRE of the acquisition").isEqualTo("30001");
+            assertThat(sent.get(1).args().get(4)).as("PEXPIRE of the renewal").isEqualTo("30001");
+        }
+        assertThat(RedisLockStore.leaseMillis(Duration.ofMillis(30_000))).as("whole milliseconds").isEqualTo(30_000);
+        assertThat(RedisLockStore.leaseMillis(Duration.ofNanos(999_999_999))).isEqualTo(1_000);
+        assertThat(RedisLockStore.leaseMillis(Duration.ofNanos(1))).isEqualTo(1);
+    }
+
+    @Test
     @DisplayName("re-entering a held lock sends nothing to the server")
     void reentryIsFree() {
         try (LockProvider provider = LockProvider.open(server.uri(), options().build())) {

@@ -60,6 +60,15 @@ class RedisScriptsTest {
                 Long.toString(attempt), "60000", keys.channel(name));
     }
 
+    /** Renews one lock's hold of {@code owner}'s {@code attempt}; returns the positions no longer held. */
+    private Object renew(String name, String owner, String attempt) {
+        return run(RedisScripts.RENEW, List.of(keys.lock(name)), LEASE, owner, attempt);
+    }
+
+    private boolean exists(String name) {
+        return admin.<Boolean>call(jedis -> jedis.exists(keys.lock(name)));
+    }
+
     private String holder(String name, String owner) {
         return admin.call(jedis -> jedis.hget(keys.lock(name), owner));
     }
@@ -76,9 +85,37 @@ class RedisScriptsTest {
         assertThat(busy).as("another owner is answered with the negated remaining lease").isBetween(-30_000L, -1L);
         assertThat(holder("a", BOB)).isNull();
 
-        assertThat(acquire("a", ALICE, 2)).as("the same owner again: a fresh acquisition").isEqualTo(2);
+        assertThat(acquire("a", ALICE, 2)).as("a newer attempt of the owner: a fresh acquisition").isEqualTo(2);
         assertThat(holder("a", ALICE)).isEqualTo("2");
         assertThat(admin.<Long>call(jedis -> jedis.hlen(keys.lock("a")))).as("fields of the hash").isEqualTo(1);
+        assertThat(acquire("a", ALICE, 2)).as("the same attempt repeated: its own token again").isEqualTo(2);
+        assertThat(acquire("a", ALICE, 1)).as("an older attempt of the owner").isBetween(-30_000L, -1L);
+        assertThat(holder("a", ALICE)).isEqualTo("2");
+    }
+
+    @Test
+    @DisplayName("acquire: attempt ids are compared as numbers, not as strings (\"10\" is newer than \"9\")")
+    void attemptsCompareAsNumbers() {
+        assertThat(acquire("n", ALICE, 9)).isEqualTo(1);
+        assertThat(acquire("n", ALICE, 10)).as("attempt 10 after 9").isEqualTo(2);
+        assertThat(acquire("n", ALICE, 9)).as("attempt 9 after 10").isNegative();
+        assertThat(holder("n", ALICE)).isEqualTo("10");
+    }
+
+    @Test
+    @DisplayName("issue 13 defect 4 replayed: acquire B, a late attempt A of the same owner, cancel A, another "
+            + "client Q, renew B: B keeps the lock throughout")
+    void lateAttemptCannotStealANewerHoldOfItsOwner() {
+        long attemptA = 1;
+        long attemptB = 2;
+        assertThat(acquire("d4", ALICE, attemptB)).as("acquire B").isEqualTo(1);
+        assertThat(acquire("d4", ALICE, attemptA)).as("the late acquire A: busy, B holds it").isBetween(-30_000L, -1L);
+        assertThat(holder("d4", ALICE)).as("the attempt holding the lock").isEqualTo(Long.toString(attemptB));
+        assertThat(cancel("d4", ALICE, attemptA)).as("cancel A: A never held it").isZero();
+        assertThat(exists("d4")).as("the lock hash after cancel A").isTrue();
+        assertThat(acquire("d4", BOB, 1)).as("acquire Q while B's lease is valid").isBetween(-30_000L, -1L);
+        assertThat(renew("d4", ALICE, Long.toString(attemptB))).as("renew B: positions gone").isEqualTo(List.of());
+        assertThat(admin.<String>call(jedis -> jedis.get(keys.fence("d4")))).as("tokens issued").isEqualTo("1");
     }
 
     @Test
@@ -98,20 +135,26 @@ class RedisScriptsTest {
     }
 
     @Test
-    @DisplayName("renew: extends the holds still held by their attempt and names the others by position")
+    @DisplayName("renew: extends the holds still held by their owner's attempt and names the others by position")
     void renew() {
         acquire("kept", ALICE, 1);
         acquire("other", BOB, 1);
         acquire("replaced", ALICE, 2);
         acquire("replaced", ALICE, 3);
         admin.call(jedis -> jedis.pexpire(keys.lock("kept"), 1_000));
+        acquire("bobs", BOB, 4);
+        admin.call(jedis -> jedis.pexpire(keys.lock("bobs"), 1_000));
         Object gone = run(RedisScripts.RENEW,
-                List.of(keys.lock("kept"), keys.lock("other"), keys.lock("missing"), keys.lock("replaced")),
-                ALICE, "60000", "1", "1", "1", "2");
+                List.of(keys.lock("kept"), keys.lock("other"), keys.lock("missing"), keys.lock("replaced"),
+                        keys.lock("bobs")),
+                "60000", ALICE, "1", ALICE, "1", ALICE, "1", ALICE, "2", BOB, "4");
         assertThat(gone).as("positions no longer held").isEqualTo(List.of(2L, 3L, 4L));
         assertThat(admin.<Long>call(jedis -> jedis.pttl(keys.lock("kept")))).as("renewed lease").isGreaterThan(30_000L);
         assertThat(admin.<Long>call(jedis -> jedis.pttl(keys.lock("other")))).as("another owner's lease")
                 .isLessThanOrEqualTo(30_000L);
+        assertThat(admin.<Long>call(jedis -> jedis.pttl(keys.lock("bobs")))).as("renewed with its own owner")
+                .isGreaterThan(30_000L);
+        assertThat(renew("other", BOB, "")).as("any attempt of the owner").isEqualTo(List.of());
     }
 
     @Test

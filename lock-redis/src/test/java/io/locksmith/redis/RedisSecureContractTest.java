@@ -41,7 +41,7 @@ class RedisSecureContractTest extends LockProviderContract {
     private static final List<String> ACL = List.of("--user", "default", "off",
             "--user", USER, "on", ">" + PASSWORD, "~lt*", "&lt*", "-@all",
             "+evalsha", "+script|load", "+exists", "+subscribe", "+unsubscribe", "+ping",
-            "+hget", "+hset", "+hexists", "+incr", "+pexpire", "+pttl", "+del", "+publish", "+sismember", "+sadd",
+            "+hget", "+hset", "+incr", "+pexpire", "+pttl", "+del", "+publish", "+sismember", "+sadd",
             "+hkeys", "+get",
             "--user", "admin", "on", ">admin-pw", "~*", "&*", "+@all");
 

@@ -101,7 +101,8 @@ public final class RedlockProviders {
                     .build();
             clients.add(client);
             // After a broken connection the idle ones are likely stale too (server restarted): drop them.
-            LockStore store = RedisNodes.newStore(client, address.address(), nodeOptions, connections.getPool()::clear);
+            RedisNodes.NodeStore store = RedisNodes.newStore(client, address.address(), nodeOptions,
+                    connections.getPool()::clear);
             nodes.add(new Node(address.address(), store, client));
         }
         return newProvider(nodes, uri.address(), nodeTimeout, nodeTimeout, options, closeClients);

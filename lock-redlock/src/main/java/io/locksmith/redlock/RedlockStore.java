@@ -11,13 +11,13 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.StringJoiner;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
@@ -39,10 +39,11 @@ import redis.clients.jedis.UnifiedJedis;
  *
  * <p>The algorithm (redis.io "Distributed locks with Redis"), for one attempt with lease {@code L}:
  * <ol>
- *   <li>read the time source ({@code start}), then send the acquire script with the same owner value (the
- *       provider's client id) to every node at once: pipelined from the caller's thread (each node's call is
- *       written to its own connection before any answer is read) when every node's client has a connection
- *       pool, otherwise on a small executor shared by the provider;</li>
+ *   <li>read the time source ({@code start}), then send the acquire script with the same owner id (the
+ *       acquisition run's, see {@link LockStore}) and the same attempt id (the round's number, greater than
+ *       every earlier round of this store) to every node at once: pipelined from the caller's thread (each
+ *       node's call is written to its own connection before any answer is read) when every node's client has a
+ *       connection pool, otherwise on a small executor shared by the provider;</li>
  *   <li>wait for the answers at most the per-node timeout, much smaller than {@code L}; a node that did not
  *       answer by then counts as a no;</li>
  *   <li>read the time source again ({@code end}); the attempt succeeded only if at least {@code N/2+1} nodes
@@ -53,7 +54,15 @@ import redis.clients.jedis.UnifiedJedis;
  *       split vote (some nodes granted, but fewer than a quorum) wait a random delay first, so that clients
  *       that collided do not collide again.</li>
  * </ol>
- * The hold is valid until {@code start + L - drift}; renewal extends it the same way, counting only if a
+ * Every release names the exact attempt it undoes, never "any attempt of this owner": the rounds of one
+ * acquisition run share its owner id, and a release sent after a failed round (to a node that has not answered,
+ * it runs whenever that node gets to it) must not free the hold a later round of the same run took on that
+ * node. For the same reason an acquisition takes over a hold of its own owner only for a newer round (see
+ * lock-redis). A hold that ended without its release (its validity ran out, a renewal gave it up, a release or
+ * acquisition whose outcome is unknown) keeps its attempt here until the machinery's release of its owner
+ * names it, or until its keys have surely expired.
+ *
+ * <p>The hold is valid until {@code start + L - drift}; renewal extends it the same way, counting only if a
  * quorum confirms before the current validity ends. A round that misses the quorum only because nodes did not
  * answer in time leaves the hold and its validity as they were, so the next round can try again; the hold is
  * given up (the names are reported gone, and released on every node) once its validity has ended or a majority
@@ -79,6 +88,9 @@ final class RedlockStore implements LockStore {
             return 0
             """;
 
+    /** Above this many ended holds, keeping one more forgets those whose keys have surely expired. */
+    private static final int UNSETTLED_SWEEP_ABOVE = 64;
+
     private final List<Node> nodes;
     /** Each node's pipelined calls, or null unless every node can pipeline. */
     private final RedisNodes.Pipelining[] pipelines;
@@ -90,20 +102,23 @@ final class RedlockStore implements LockStore {
     private final TimeSource time;
     private final ScheduledThreadPoolExecutor executor;
     private final AutoCloseable owned;
-    /** Validity of each hold, guarded by {@code this}. */
-    private final Map<String, Validity.Hold> holds = new HashMap<>();
+    /** The current hold of each name, guarded by {@code this}. */
+    private final Map<String, Hold> holds = new HashMap<>();
+    /**
+     * Holds that ended without a confirmed release, by name and owner, until a release of their owner names their
+     * attempt or their keys have surely expired; guarded by {@code this}.
+     */
+    private final Map<Claim, Hold> unsettled = new HashMap<>();
     /** The planned look at the holds' validity, guarded by {@code this}; null if none is planned. */
     private ScheduledFuture<?> validityCheck;
     /** When (time source nanos) {@link #validityCheck} comes, guarded by {@code this}. */
     private long nextValidityCheck;
-    /** Acquisitions of a current hold that had not answered when it was granted, per node. */
-    private final Map<String, CompletableFuture<?>[]> unanswered = new ConcurrentHashMap<>();
     private final AtomicLong attempts = new AtomicLong();
     private final AtomicLong splitVotes = new AtomicLong();
     private volatile StoreEvents events;
 
     /** One Redis master: the Redis backend's store over it and the client it uses. */
-    record Node(String address, LockStore store, UnifiedJedis client) {
+    record Node(String address, RedisNodes.NodeStore store, UnifiedJedis client) {
     }
 
     /**
@@ -151,12 +166,12 @@ final class RedlockStore implements LockStore {
 
     @Override
     public Acquisition tryAcquire(String name, String owner, Duration lease, Duration wait) {
-        attempts.incrementAndGet();
+        RedisNodes.Attempt attempt = new RedisNodes.Attempt(owner, attempts.incrementAndGet());
         long leaseNanos = lease.toNanos();
         long start = time.nanoTime();
         Round<Acquisition> round = pipelines != null
-                ? pipelined(i -> pipelines[i].sendAcquire(name, owner, lease))
-                : fanOut(null, i -> nodes.get(i).store().tryAcquire(name, owner, lease, Duration.ZERO));
+                ? pipelined(i -> pipelines[i].sendAcquire(name, attempt, lease))
+                : fanOut(null, i -> nodes.get(i).store().tryAcquire(name, attempt, lease));
         List<Integer> granted = new ArrayList<>();
         long maxToken = 0;
         long minBusy = Long.MAX_VALUE;
@@ -182,7 +197,7 @@ final class RedlockStore implements LockStore {
             long end = time.nanoTime();
             long remaining = Validity.remaining(leaseNanos, start, end);
             if (fenced >= quorum && remaining > 0) {
-                record(name, leaseNanos, start, round);
+                record(name, attempt, leaseNanos, start, round);
                 return Acquisition.acquired(maxToken);
             }
             failure = fenced < quorum
@@ -193,8 +208,10 @@ final class RedlockStore implements LockStore {
         } else {
             failure = null;
         }
-        releaseEverywhere(name, owner, round);
+        releaseEverywhere(name, attempt, round.futures());
         if (granted.size() + busy < quorum) {
+            // the outcome is unknown to the machinery, which releases this owner's hold later: name this round
+            keep(new Hold(name, attempt, leaseNanos, null, Validity.validUntil(leaseNanos, start)));
             throw new LockBackendException(address + " - acquire lock '" + name + "': only " + (granted.size() + busy)
                     + " of " + nodes.size() + " nodes answered within " + millis(nodeTimeoutNanos)
                     + " ms, quorum " + quorum + ": " + round.problems());
@@ -243,8 +260,13 @@ final class RedlockStore implements LockStore {
 
     @Override
     public boolean release(String name, String owner) {
-        forget(name);
-        Round<Boolean> round = releaseEverywhere(name, owner, null);
+        Hold hold = take(name, owner);
+        if (hold == null) {
+            // nothing of this owner's is known here: released already, or never granted (a round that failed
+            // was released by its own attempt when it ended)
+            return false;
+        }
+        Round<Boolean> round = releaseEverywhere(name, hold.attempt, hold.unanswered);
         int released = 0;
         int notHeld = 0;
         for (int i = 0; i < nodes.size(); i++) {
@@ -261,6 +283,7 @@ final class RedlockStore implements LockStore {
             return false;
         }
         if (released + notHeld < quorum) {
+            keep(hold); // so that the machinery's retry names the same attempt
             throw new LockBackendException(address + " - release lock '" + name + "': only " + (released + notHeld)
                     + " of " + nodes.size() + " nodes answered within " + millis(nodeTimeoutNanos) + " ms, quorum "
                     + quorum + ": " + round.problems());
@@ -269,35 +292,67 @@ final class RedlockStore implements LockStore {
     }
 
     /**
-     * Releases {@code name} on every node; a node whose acquisition in {@code after} (or the current hold's
-     * acquisition) has not answered yet gets the release once it has, and is not waited for.
+     * Releases the hold of exactly {@code attempt} on every node; a node whose acquisition in {@code pending}
+     * (null: none) has not answered yet gets the release once it has, and is not waited for.
      */
-    private Round<Boolean> releaseEverywhere(String name, String owner, Round<Acquisition> after) {
-        CompletableFuture<?>[] pending = after != null ? after.futures() : unanswered.remove(name);
+    private Round<Boolean> releaseEverywhere(String name, RedisNodes.Attempt attempt, CompletableFuture<?>[] pending) {
         if (pipelines != null && (pending == null || Arrays.stream(pending).allMatch(CompletableFuture::isDone))) {
-            return pipelined(i -> pipelines[i].sendRelease(name, owner));
+            return pipelined(i -> pipelines[i].sendRelease(name, attempt));
         }
-        return fanOut(pending, i -> nodes.get(i).store().release(name, owner));
+        return fanOut(pending, i -> nodes.get(i).store().release(name, attempt));
+    }
+
+    /** Takes {@code owner}'s hold of {@code name} out of the store's books: the current one or an ended one. */
+    private synchronized Hold take(String name, String owner) {
+        Hold hold = holds.get(name);
+        if (hold != null && hold.attempt.owner().equals(owner)) {
+            holds.remove(name);
+            return hold;
+        }
+        return unsettled.remove(new Claim(name, owner));
+    }
+
+    /** Keeps a hold that ended without a confirmed release, for the release of its owner. */
+    private synchronized void keep(Hold hold) {
+        unsettled.put(new Claim(hold.name, hold.attempt.owner()), hold);
+        if (unsettled.size() > UNSETTLED_SWEEP_ABOVE) {
+            // the keys of a hold live at most a lease past its validity (plus the drift, and a round on the wire)
+            long now = time.nanoTime();
+            unsettled.values().removeIf(h -> now - h.validUntil > 2 * (h.leaseNanos + nodeTimeoutNanos));
+        }
     }
 
     // ---------------------------------------------------------------- renew
 
     @Override
-    public Set<String> renew(List<String> names, String owner, Duration lease) {
-        if (names.isEmpty()) {
+    public Set<String> renew(Map<String, String> owners, Duration lease) {
+        if (owners.isEmpty()) {
             return Set.of();
         }
         long leaseNanos = lease.toNanos();
         // The holds this round is about: a name released (and perhaps taken again) while the round is out is
-        // none of its business, whatever the nodes answer, and must not be given up on their word.
-        Map<String, Validity.Hold> renewed = new HashMap<>();
+        // none of its business, whatever the nodes answer, and must not be given up on their word. A name whose
+        // current hold is not its owner's is no longer held by that owner.
+        Map<String, Hold> renewed = new HashMap<>();
+        Map<String, RedisNodes.Attempt> attempts = new LinkedHashMap<>();
+        Set<String> lost = new HashSet<>();
         synchronized (this) {
-            for (String name : names) {
-                renewed.put(name, holds.get(name));
-            }
+            owners.forEach((name, owner) -> {
+                Hold hold = holds.get(name);
+                if (hold != null && hold.attempt.owner().equals(owner)) {
+                    renewed.put(name, hold);
+                    attempts.put(name, hold.attempt);
+                } else {
+                    lost.add(name);
+                }
+            });
         }
+        if (attempts.isEmpty()) {
+            return lost;
+        }
+        Set<String> names = attempts.keySet();
         long start = time.nanoTime();
-        Round<Set<String>> round = fanOut(null, i -> nodes.get(i).store().renew(names, owner, lease));
+        Round<Set<String>> round = fanOut(null, i -> nodes.get(i).store().renewAttempts(attempts, lease));
         long end = time.nanoTime();
         Map<String, Integer> confirmations = new HashMap<>();
         Map<String, Integer> denials = new HashMap<>();
@@ -311,18 +366,13 @@ final class RedlockStore implements LockStore {
             }
         }
         long newValidUntil = Validity.validUntil(leaseNanos, start);
-        Set<String> lost = new HashSet<>();
-        List<String> givenUp = new ArrayList<>();
+        List<Hold> givenUp = new ArrayList<>();
         int unconfirmed = 0;
         synchronized (this) {
             for (String name : names) {
-                Validity.Hold hold = holds.get(name);
+                Hold hold = holds.get(name);
                 if (hold != renewed.get(name)) {
-                    continue;
-                }
-                if (hold == null) {
-                    // not held here: gone, but nothing to give up (the machinery may be taking it again right now,
-                    // and a release on every node would take that new hold away)
+                    // released while the round was out (perhaps taken again, by another owner): not this owner's
                     lost.add(name);
                     continue;
                 }
@@ -338,8 +388,9 @@ final class RedlockStore implements LockStore {
                     unconfirmed++;
                 } else {
                     lost.add(name);
-                    givenUp.add(name);
+                    givenUp.add(hold);
                     holds.remove(name);
+                    keep(hold);
                 }
             }
         }
@@ -350,8 +401,8 @@ final class RedlockStore implements LockStore {
         if (!givenUp.isEmpty()) {
             log.warn("Redlock on {}: renewal of {} lock(s) not confirmed by a quorum of {} within their validity; "
                     + "giving them up: {}", address, givenUp.size(), quorum, round.problems());
-            for (String name : givenUp) {
-                releaseEverywhere(name, owner, null);
+            for (Hold hold : givenUp) {
+                releaseEverywhere(hold.name, hold.attempt, hold.unanswered);
             }
         }
         return lost;
@@ -434,26 +485,22 @@ final class RedlockStore implements LockStore {
 
     // ---------------------------------------------------------------- validity
 
-    private void record(String name, long leaseNanos, long start, Round<Acquisition> round) {
-        Validity.Hold hold = new Validity.Hold(Validity.validUntil(leaseNanos, start));
-        synchronized (this) {
-            holds.put(name, hold);
-        }
+    private void record(String name, RedisNodes.Attempt attempt, long leaseNanos, long start,
+            Round<Acquisition> round) {
         CompletableFuture<?>[] futures = round.futures();
         boolean pending = false;
         for (CompletableFuture<?> f : futures) {
             pending |= !f.isDone();
         }
-        if (pending) {
-            unanswered.put(name, futures);
-        } else {
-            unanswered.remove(name);
+        Hold hold = new Hold(name, attempt, leaseNanos, pending ? futures : null,
+                Validity.validUntil(leaseNanos, start));
+        synchronized (this) {
+            Hold previous = holds.put(name, hold);
+            if (previous != null && !previous.attempt.owner().equals(attempt.owner())) {
+                keep(previous);
+            }
         }
         planValidityCheck(hold.validUntil);
-    }
-
-    private synchronized void forget(String name) {
-        holds.remove(name);
     }
 
     /*
@@ -491,22 +538,51 @@ final class RedlockStore implements LockStore {
         boolean more = false;
         long next = 0;
         for (var it = holds.entrySet().iterator(); it.hasNext(); ) {
-            Map.Entry<String, Validity.Hold> entry = it.next();
-            long end = entry.getValue().validUntil;
+            Map.Entry<String, Hold> entry = it.next();
+            Hold hold = entry.getValue();
+            long end = hold.validUntil;
             if (now - end < 0) {
                 next = more && next - end <= 0 ? next : end;
                 more = true;
                 continue;
             }
             it.remove();
+            keep(hold);
             StoreEvents sink = events;
             if (sink != null) {
-                sink.holdLost(entry.getKey(), "its Redlock validity ended without a quorum renewing it");
+                sink.holdLost(entry.getKey(), hold.attempt.owner(),
+                        "its Redlock validity ended without a quorum renewing it");
             }
         }
         if (more) {
             planValidityCheck(next);
         }
+    }
+
+    /**
+     * A hold of this store: the attempt (owner and round) that took it, which every release and renewal of it
+     * names; the acquisitions of that round that had not answered when it was granted (null if none), which a
+     * release to their nodes waits for; and its validity, advanced by renewals under the store's monitor.
+     */
+    private static final class Hold {
+        final String name;
+        final RedisNodes.Attempt attempt;
+        final long leaseNanos;
+        final CompletableFuture<?>[] unanswered;
+        long validUntil;
+
+        Hold(String name, RedisNodes.Attempt attempt, long leaseNanos, CompletableFuture<?>[] unanswered,
+                long validUntil) {
+            this.name = name;
+            this.attempt = attempt;
+            this.leaseNanos = leaseNanos;
+            this.unanswered = unanswered;
+            this.validUntil = validUntil;
+        }
+    }
+
+    /** The key of an ended hold: its name and owner id. */
+    private record Claim(String name, String owner) {
     }
 
     // ---------------------------------------------------------------- fan-out

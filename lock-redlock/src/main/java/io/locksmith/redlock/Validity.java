@@ -36,13 +36,4 @@ final class Validity {
     static int quorum(int nodes) {
         return nodes / 2 + 1;
     }
-
-    /** How long one hold is valid, as a time-source reading; advanced by renewals under the store's monitor. */
-    static final class Hold {
-        long validUntil;
-
-        Hold(long validUntil) {
-            this.validUntil = validUntil;
-        }
-    }
 }

@@ -1,18 +1,18 @@
 package io.locksmith.redlock;
 
+import io.locksmith.redis.internal.RedisNodes;
 import io.locksmith.spi.Acquisition;
-import io.locksmith.spi.LockStore;
 import io.locksmith.spi.StoreEvents;
 import java.time.Duration;
-import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /** A node store that passes every call on; tests override the calls they want to slow down or observe. */
-class ForwardingStore implements LockStore {
+class ForwardingStore implements RedisNodes.NodeStore {
 
-    final LockStore delegate;
+    final RedisNodes.NodeStore delegate;
 
-    ForwardingStore(LockStore delegate) {
+    ForwardingStore(RedisNodes.NodeStore delegate) {
         this.delegate = delegate;
     }
 
@@ -32,13 +32,28 @@ class ForwardingStore implements LockStore {
     }
 
     @Override
+    public Acquisition tryAcquire(String name, RedisNodes.Attempt attempt, Duration lease) {
+        return delegate.tryAcquire(name, attempt, lease);
+    }
+
+    @Override
     public boolean release(String name, String owner) {
         return delegate.release(name, owner);
     }
 
     @Override
-    public Set<String> renew(List<String> names, String owner, Duration lease) {
-        return delegate.renew(names, owner, lease);
+    public boolean release(String name, RedisNodes.Attempt attempt) {
+        return delegate.release(name, attempt);
+    }
+
+    @Override
+    public Set<String> renew(Map<String, String> holds, Duration lease) {
+        return delegate.renew(holds, lease);
+    }
+
+    @Override
+    public Set<String> renewAttempts(Map<String, RedisNodes.Attempt> holds, Duration lease) {
+        return delegate.renewAttempts(holds, lease);
     }
 
     @Override

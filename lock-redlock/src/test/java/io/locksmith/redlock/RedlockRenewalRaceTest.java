@@ -4,10 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.locksmith.DistributedLock;
 import io.locksmith.LockOptions;
+import io.locksmith.redis.internal.RedisNodes;
+import io.locksmith.spi.Acquisition;
 import java.time.Duration;
-import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.DisplayName;
@@ -27,16 +30,23 @@ class RedlockRenewalRaceTest {
         CountDownLatch reacquired = new CountDownLatch(1);
         CountDownLatch asked = new CountDownLatch(TestNodes.COUNT);
         CountDownLatch answered = new CountDownLatch(TestNodes.COUNT);
+        Set<String> owners = ConcurrentHashMap.newKeySet();
         LockOptions options = LockOptions.builder().namespace(TestNodes.namespace())
                 .leaseTime(Duration.ofSeconds(30)).build();
         try (TestNodes.Opened opened = TestNodes.open(TestNodes.COUNT, options, Duration.ofSeconds(5),
                 i -> store -> new ForwardingStore(store) {
                     @Override
-                    public Set<String> renew(List<String> names, String owner, Duration lease) {
+                    public Acquisition tryAcquire(String name, RedisNodes.Attempt attempt, Duration lease) {
+                        owners.add(attempt.owner());
+                        return delegate.tryAcquire(name, attempt, lease);
+                    }
+
+                    @Override
+                    public Set<String> renewAttempts(Map<String, RedisNodes.Attempt> holds, Duration lease) {
                         // asked while the first hold exists, answers once it is released, returns after the second
                         asked.countDown();
                         await(released);
-                        Set<String> gone = delegate.renew(names, owner, lease);
+                        Set<String> gone = delegate.renewAttempts(holds, lease);
                         answered.countDown();
                         await(reacquired);
                         return gone;
@@ -45,9 +55,11 @@ class RedlockRenewalRaceTest {
             DistributedLock lock = opened.provider().getLock("race");
             lock.lock();
             long first = lock.fencingToken();
-            String owner = opened.provider().clientId();
+            assertThat(owners).as("owner ids the masters were asked for").hasSize(1);
+            String owner = owners.iterator().next();
+            assertThat(owner).startsWith(opened.provider().clientId() + ".");
             CompletableFuture<Set<String>> round = CompletableFuture.supplyAsync(
-                    () -> opened.store().renew(List.of("race"), owner, options.leaseTime()));
+                    () -> opened.store().renew(Map.of("race", owner), options.leaseTime()));
             assertThat(asked.await(10, TimeUnit.SECONDS)).as("every master asked to renew").isTrue();
             lock.unlock();
             released.countDown();

@@ -6,7 +6,6 @@ import io.locksmith.DistributedLock;
 import io.locksmith.LockOptions;
 import io.locksmith.redis.internal.RedisNodes;
 import io.locksmith.spi.Acquisition;
-import io.locksmith.spi.LockStore;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -94,17 +93,17 @@ class RedlockSplitVoteTest {
     }
 
     /** A node store whose first acquisition waits for {@code before} and then counts down {@code done}. */
-    private static UnaryOperator<LockStore> after(CountDownLatch before, CountDownLatch done) {
+    private static UnaryOperator<RedisNodes.NodeStore> after(CountDownLatch before, CountDownLatch done) {
         AtomicBoolean first = new AtomicBoolean(true);
         return store -> new ForwardingStore(store) {
             @Override
-            public Acquisition tryAcquire(String name, String owner, Duration lease, Duration wait) {
+            public Acquisition tryAcquire(String name, RedisNodes.Attempt attempt, Duration lease) {
                 boolean gated = first.getAndSet(false);
                 try {
                     if (gated && before != null && !before.await(10, TimeUnit.SECONDS)) {
                         throw new AssertionError("the other client's request never came");
                     }
-                    return delegate.tryAcquire(name, owner, lease, wait);
+                    return delegate.tryAcquire(name, attempt, lease);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     throw new AssertionError(e);

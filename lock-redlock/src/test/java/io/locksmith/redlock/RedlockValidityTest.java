@@ -5,9 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.locksmith.LockBackendException;
 import io.locksmith.LockOptions;
 import io.locksmith.spi.Acquisition;
-import io.locksmith.spi.LockStore;
+import io.locksmith.redis.internal.RedisNodes;
 import java.time.Duration;
-import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -43,32 +43,32 @@ class RedlockValidityTest {
         opened = TestNodes.open(3, options, Duration.ofMillis(500), i -> i == 0 ? slowOnTheClock() : unreliableRenewal());
     }
 
-    private UnaryOperator<LockStore> slowOnTheClock() {
+    private UnaryOperator<RedisNodes.NodeStore> slowOnTheClock() {
         return store -> new ForwardingStore(store) {
             @Override
-            public Acquisition tryAcquire(String name, String owner, Duration lease, Duration wait) {
-                Acquisition a = delegate.tryAcquire(name, owner, lease, wait);
+            public Acquisition tryAcquire(String name, RedisNodes.Attempt attempt, Duration lease) {
+                Acquisition a = delegate.tryAcquire(name, attempt, lease);
                 now.addAndGet(acquireTakes.get());
                 return a;
             }
 
             @Override
-            public Set<String> renew(List<String> names, String owner, Duration lease) {
-                Set<String> gone = delegate.renew(names, owner, lease);
+            public Set<String> renewAttempts(Map<String, RedisNodes.Attempt> holds, Duration lease) {
+                Set<String> gone = delegate.renewAttempts(holds, lease);
                 now.addAndGet(renewTakes.get());
                 return gone;
             }
         };
     }
 
-    private UnaryOperator<LockStore> unreliableRenewal() {
+    private UnaryOperator<RedisNodes.NodeStore> unreliableRenewal() {
         return store -> new ForwardingStore(store) {
             @Override
-            public Set<String> renew(List<String> names, String owner, Duration lease) {
+            public Set<String> renewAttempts(Map<String, RedisNodes.Attempt> holds, Duration lease) {
                 return switch (othersRenew.get()) {
                     case "fail" -> throw new LockBackendException("no answer (injected)");
-                    case "gone" -> Set.copyOf(names);
-                    default -> delegate.renew(names, owner, lease);
+                    case "gone" -> Set.copyOf(holds.keySet());
+                    default -> delegate.renewAttempts(holds, lease);
                 };
             }
         };
@@ -110,10 +110,10 @@ class RedlockValidityTest {
             String owner = "owner-under-test";
             assertThat(store.tryAcquire("renewed", owner, LEASE, Duration.ZERO).isAcquired()).isTrue();
             renewTakes.set(LEASE.toNanos() / 2);
-            assertThat(store.renew(List.of("renewed"), owner, LEASE)).as("renewal within validity").isEmpty();
+            assertThat(store.renew(Map.of("renewed", owner), LEASE)).as("renewal within validity").isEmpty();
             assertThat(TestNodes.heldAnywhere(3, namespace)).containsExactly("renewed");
             renewTakes.set(LEASE.toNanos());
-            assertThat(store.renew(List.of("renewed"), owner, LEASE)).as("renewal after the validity ended")
+            assertThat(store.renew(Map.of("renewed", owner), LEASE)).as("renewal after the validity ended")
                     .containsExactly("renewed");
             assertThat(TestNodes.heldAnywhere(3, namespace)).isEmpty();
         }
@@ -129,17 +129,17 @@ class RedlockValidityTest {
             assertThat(store.tryAcquire("kept", owner, LEASE, Duration.ZERO).isAcquired()).isTrue();
             othersRenew.set("fail");
             now.set(t0 + LEASE.toNanos() / 4);
-            assertThat(store.renew(List.of("kept"), owner, LEASE)).as("1 of 3 answered, validity left").isEmpty();
+            assertThat(store.renew(Map.of("kept", owner), LEASE)).as("1 of 3 answered, validity left").isEmpty();
             assertThat(TestNodes.heldAnywhere(3, namespace)).containsExactly("kept");
             othersRenew.set("pass");
             now.set(t0 + LEASE.toNanos() / 2);
-            assertThat(store.renew(List.of("kept"), owner, LEASE)).as("quorum again").isEmpty();
+            assertThat(store.renew(Map.of("kept", owner), LEASE)).as("quorum again").isEmpty();
             othersRenew.set("fail");
             now.set(t0 + LEASE.toNanos() + LEASE.toNanos() / 4);
-            assertThat(store.renew(List.of("kept"), owner, LEASE))
+            assertThat(store.renew(Map.of("kept", owner), LEASE))
                     .as("past the first validity, within the renewed one: the second round did extend it").isEmpty();
             now.set(t0 + LEASE.toNanos() / 2 + LEASE.toNanos());
-            assertThat(store.renew(List.of("kept"), owner, LEASE)).as("the renewed validity has ended")
+            assertThat(store.renew(Map.of("kept", owner), LEASE)).as("the renewed validity has ended")
                     .containsExactly("kept");
             assertThat(TestNodes.heldAnywhere(3, namespace)).isEmpty();
         }
@@ -153,7 +153,7 @@ class RedlockValidityTest {
             String owner = "owner-under-test";
             assertThat(store.tryAcquire("denied", owner, LEASE, Duration.ZERO).isAcquired()).isTrue();
             othersRenew.set("gone");
-            assertThat(store.renew(List.of("denied"), owner, LEASE)).containsExactly("denied");
+            assertThat(store.renew(Map.of("denied", owner), LEASE)).containsExactly("denied");
             assertThat(TestNodes.heldAnywhere(3, namespace)).isEmpty();
         }
     }

@@ -4,7 +4,6 @@ import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
 import io.locksmith.redis.internal.RedisNodes;
 import io.locksmith.redlock.RedlockStore.Node;
-import io.locksmith.spi.LockStore;
 import io.locksmith.spi.LockStores;
 import io.locksmith.tests.servers.RedisServer;
 import java.time.Duration;
@@ -93,7 +92,8 @@ final class TestNodes {
      * A provider over the first {@code count} servers whose store the test can see, each node's store passed
      * through {@code wrap} (identity for none).
      */
-    static Opened open(int count, LockOptions options, Duration nodeTimeout, Function<Integer, UnaryOperator<LockStore>> wrap) {
+    static Opened open(int count, LockOptions options, Duration nodeTimeout,
+            Function<Integer, UnaryOperator<RedisNodes.NodeStore>> wrap) {
         List<Node> nodes = new ArrayList<>();
         List<RedisClient> clients = new ArrayList<>();
         LockOptions nodeOptions = options.toBuilder().operationTimeout(nodeTimeout).build();
@@ -106,7 +106,7 @@ final class TestNodes {
                     .build();
             clients.add(client);
             String address = "redis://" + server.host() + ":" + server.port();
-            LockStore store = RedisNodes.newStore(client, address, nodeOptions, () -> { });
+            RedisNodes.NodeStore store = RedisNodes.newStore(client, address, nodeOptions, () -> { });
             RedisNodes.loadScripts(store);
             nodes.add(new Node(address, wrap.apply(i).apply(store), client));
         }

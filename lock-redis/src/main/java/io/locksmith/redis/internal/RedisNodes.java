@@ -5,7 +5,9 @@ import io.locksmith.spi.Acquisition;
 import io.locksmith.spi.LockStore;
 import java.net.URI;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import redis.clients.jedis.UnifiedJedis;
 
 /**
@@ -29,21 +31,57 @@ public final class RedisNodes {
     }
 
     /**
+     * One acquisition attempt of one owner: the owner id and a number the caller gives it, greater than every
+     * earlier attempt of that owner.
+     */
+    public record Attempt(String owner, long id) {
+        public Attempt {
+            Objects.requireNonNull(owner, "owner");
+            if (id <= 0) {
+                throw new IllegalArgumentException("attempt ids are positive: " + id);
+            }
+        }
+    }
+
+    /**
+     * A per-server store from {@link #newStore} whose calls name the exact attempt they act on. A backend that
+     * takes one lock on several servers makes several rounds under one owner id, and what it sends for one round
+     * (the release after a failed round, in particular to a server that has not answered yet) must never act on
+     * the hold of a later round of the same owner; so it numbers its rounds and names the round in every call.
+     * These calls keep nothing in the store: the caller keeps its attempts. An acquisition whose answer was lost
+     * is cancelled by the store, by its attempt, as with {@link LockStore#tryAcquire}.
+     */
+    public interface NodeStore extends LockStore {
+        /** {@link LockStore#tryAcquire} (one attempt, no wait) for {@code attempt}. */
+        Acquisition tryAcquire(String name, Attempt attempt, Duration lease);
+
+        /** {@link LockStore#release} of the hold of exactly {@code attempt}; any other hold is left alone. */
+        boolean release(String name, Attempt attempt);
+
+        /**
+         * {@link LockStore#renew} of the holds of exactly the attempts given (lock name to attempt).
+         *
+         * @return the names whose attempt no longer holds them
+         */
+        Set<String> renewAttempts(Map<String, Attempt> holds, Duration lease);
+    }
+
+    /**
      * A per-server store that can send a call now and read its answer later, so that one thread can have a call
      * on the wire to each of several servers at once and wait for all of them together: no thread handoff, and
-     * the round lasts as long as the slowest server, not the sum. Each call behaves as the store's blocking
-     * method of the same name, with the same attempt ids, the same cancellation of an acquisition whose answer
-     * was lost, and the same one repeat after a connection that broke at once.
+     * the round lasts as long as the slowest server, not the sum. Each call behaves as the {@link NodeStore}
+     * method of the same name, with the same cancellation of an acquisition whose answer was lost, and the same
+     * one repeat after a connection that broke at once.
      */
     public interface Pipelining {
         /** Whether this store's client lets it pipeline. */
         boolean canPipeline();
 
-        /** Sends {@link LockStore#tryAcquire} (one attempt, no wait); never throws: a failure shows in the answer. */
-        Pending<Acquisition> sendAcquire(String name, String owner, Duration lease);
+        /** Sends {@link NodeStore#tryAcquire}; never throws: a failure shows in the answer. */
+        Pending<Acquisition> sendAcquire(String name, Attempt attempt, Duration lease);
 
-        /** Sends {@link LockStore#release}; never throws: a failure shows in the answer. */
-        Pending<Boolean> sendRelease(String name, String owner);
+        /** Sends {@link NodeStore#release}; never throws: a failure shows in the answer. */
+        Pending<Boolean> sendRelease(String name, Attempt attempt);
     }
 
     /** A call on the wire; its answer is read by the thread that sent it. */
@@ -87,7 +125,7 @@ public final class RedisNodes {
      *
      * @param onConnectionFailure run after a call failed on a broken connection
      */
-    public static LockStore newStore(UnifiedJedis client, String address, LockOptions options,
+    public static NodeStore newStore(UnifiedJedis client, String address, LockOptions options,
             Runnable onConnectionFailure) {
         return access().newStore(client, address, options, onConnectionFailure);
     }
@@ -127,7 +165,7 @@ public final class RedisNodes {
         Address parse(URI uri);
 
         /** See {@link RedisNodes#newStore}. */
-        LockStore newStore(UnifiedJedis client, String address, LockOptions options, Runnable onConnectionFailure);
+        NodeStore newStore(UnifiedJedis client, String address, LockOptions options, Runnable onConnectionFailure);
 
         /** See {@link RedisNodes#loadScripts}. */
         void loadScripts(LockStore store);
