@@ -135,13 +135,15 @@ abstract class Dialect {
     abstract String insertIfAbsent(String table);
 
     /**
-     * The compare-and-set that takes a row that is free, expired or already {@code owner}'s, and increments its
-     * token; binds owner, lease micros, key, owner.
+     * The compare-and-set that takes a row that is free or expired, and increments its token; binds owner, lease
+     * micros, key. A row held by anyone, the same owner id included, is busy: an owner id names one acquisition
+     * run, which never sends another attempt after one that may have been applied, so a second take of the same
+     * owner id can only be a late or repeated statement, and must not take the lock again.
      */
     final String acquireUpdate(String table, String tokenExpression) {
         return "UPDATE " + table + " SET owner = ?, token = " + tokenExpression + ", acquired_at = " + now()
                 + ", expires_at = " + nowPlusMicros() + " WHERE lock_key = ? AND (owner IS NULL OR expires_at <= "
-                + now() + " OR owner = ?)";
+                + now() + ")";
     }
 
     /** Runs the acquisition with the bound statement of {@link #acquireSql}: the new token, or -1 if busy. */

@@ -21,13 +21,15 @@ import java.util.Set;
  * Lease mode: one row per lock name with owner, expiry and fencing token; every operation is one short
  * autocommit statement, decided by its affected-row count.
  *
- * <p>Acquire is a compare-and-set {@code UPDATE … WHERE lock_key = ? AND (owner IS NULL OR expires_at <= now OR
- * owner = ?)}: the database applies it atomically to the one row, so of two clients racing for a free lock
- * exactly one sees 1 affected row. Only when it affects nothing does the store find out whether the row is
- * missing, by an insert-if-absent (INSERT IGNORE, ON CONFLICT DO NOTHING, MERGE) that never raises a
- * duplicate-key error; a new row is free, so the compare-and-set is tried once more. "now" is always the
- * database's clock, so exclusion does not depend on the clients' clocks. No statement here locks a row for
- * longer than itself, so no gap locks or lock waits build up.
+ * <p>Acquire is a compare-and-set {@code UPDATE … WHERE lock_key = ? AND (owner IS NULL OR expires_at <=
+ * now)}: the database applies it atomically to the one row, so of two clients racing for a free lock exactly one
+ * sees 1 affected row. Only when it affects nothing does the store find out whether the row is missing, by an
+ * insert-if-absent (INSERT IGNORE, ON CONFLICT DO NOTHING, MERGE) that never raises a duplicate-key error; a new
+ * row is free, so the compare-and-set is tried once more. "now" is always the database's clock, so exclusion does
+ * not depend on the clients' clocks. No statement here locks a row for longer than itself, so no gap locks or lock
+ * waits build up. A held row is busy even for its own owner id: an owner id names one acquisition run, which sends
+ * no further attempt after one that may have been applied, so the same owner id arriving again is a late or
+ * repeated statement and must not take the lock a second time.
  *
  * <p>Release clears the owner where the row is still the given owner id's; the row stays, so the token keeps
  * growing. Renewal extends a batch with one {@code UPDATE … WHERE lock_key IN (…) AND ((lock_key = ? AND owner = ?)
@@ -97,7 +99,6 @@ final class LeaseStore implements LockStore {
             update.setString(1, owner);
             update.setLong(2, Dialect.micros(lease));
             update.setBytes(3, key);
-            update.setString(4, owner);
             return dialect.acquire(update);
         }
     }
