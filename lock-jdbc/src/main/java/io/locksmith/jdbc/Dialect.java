@@ -73,6 +73,17 @@ abstract class Dialect {
         return displayName;
     }
 
+    /**
+     * The transaction isolation the lock statements run at: the database's own default, REPEATABLE READ on MySQL
+     * and MariaDB (where a lower level breaks statement-based binary logging), READ COMMITTED elsewhere. No level
+     * decides exclusion, which rests on single-row updates and row locks; but a stricter one turns contention into
+     * errors (PostgreSQL fails a concurrent update of the same row at REPEATABLE READ and above) or makes plain
+     * reads wait for holders' row locks (MySQL and MariaDB at SERIALIZABLE).
+     */
+    int isolation() {
+        return Connection.TRANSACTION_READ_COMMITTED;
+    }
+
     // ---------------------------------------------------------------- DDL
 
     /** Where the DDL script of this dialect ships in the jar. */
@@ -366,6 +377,11 @@ abstract class Dialect {
         MySql(String displayName, boolean mariaDb) {
             super(displayName, "mysql");
             this.mariaDb = mariaDb;
+        }
+
+        @Override
+        int isolation() {
+            return Connection.TRANSACTION_REPEATABLE_READ;
         }
 
         @Override

@@ -13,6 +13,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 
 /**
  * A database the JDBC tests run against: embedded H2, MariaDB and PostgreSQL found by the lock-tests fixtures
@@ -164,8 +165,17 @@ enum JdbcTarget {
 
     /** A new pool of {@code size} connections that starts without connecting; the caller closes it. */
     HikariDataSource pool(Duration timeout, int size) {
-        // the settings of the pools the jdbc: URI form builds
+        return pool(timeout, size, config -> { });
+    }
+
+    /**
+     * A new pool of {@code size} connections that starts without connecting, with the settings of the pools the
+     * jdbc: URI form builds changed by {@code configure} (as an application configures its own pool); the caller
+     * closes it.
+     */
+    HikariDataSource pool(Duration timeout, int size, Consumer<HikariConfig> configure) {
         HikariConfig config = HikariPools.config(jdbcUrl(), size, timeout);
+        configure.accept(config);
         config.setUsername(user());
         config.setPassword(password());
         config.setPoolName("test-" + name().toLowerCase() + "-" + POOLS.incrementAndGet());
