@@ -84,12 +84,18 @@ final class SessionStore implements LockStore {
 
     @Override
     public Acquisition tryAcquire(String name, String owner, Duration lease, Duration wait) {
-        SessionHold stale = holds.remove(name);
-        if (stale != null) {
+        SessionHold existing = holds.get(name);
+        if (existing != null) {
+            if (existing.owner.equals(owner)) {
+                // an owner id names one acquisition run, which never asks again once it holds: a repeated attempt
+                return Acquisition.busy();
+            }
             // An earlier hold the machinery already gave up (its lease ended first on the client's clock): the
             // machinery runs one acquisition of a name at a time, so no hold of this provider needs it any more,
             // and its row lock would keep this attempt out.
-            end(stale);
+            if (holds.remove(name, existing)) {
+                end(existing);
+            }
         }
         byte[] key = LockTable.key(namespace, name);
         // With the interrupt status already set, one attempt only: a blocked wait would be cancelled at once.
