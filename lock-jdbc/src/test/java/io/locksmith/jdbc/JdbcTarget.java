@@ -9,6 +9,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -209,10 +210,25 @@ enum JdbcTarget {
                         + " AND expires_at > " + now, namespace);
             }
             Set<String> all = names(connection, "SELECT name FROM " + table + " WHERE namespace = ?", namespace);
+            if (all.isEmpty()) {
+                return all;
+            }
+            // The probe finds this namespace's rows by key: a locking scan would lock other namespaces' rows too
+            // (InnoDB at REPEATABLE READ keeps a lock on every row it scanned until the transaction ends), and a
+            // contract run of another test JVM on the same table would find its free locks busy meanwhile.
+            List<String> candidates = new ArrayList<>(all);
             connection.setAutoCommit(false);
-            try {
-                all.removeAll(names(connection, "SELECT name FROM " + table + " WHERE namespace = ?"
-                        + dialect(connection).skipLocked(), namespace));
+            try (PreparedStatement probe = connection.prepareStatement("SELECT name FROM " + table
+                    + " WHERE lock_key IN (" + "?, ".repeat(candidates.size() - 1) + "?)"
+                    + dialect(connection).skipLocked())) {
+                for (int i = 0; i < candidates.size(); i++) {
+                    probe.setBytes(i + 1, LockTable.key(namespace, candidates.get(i)));
+                }
+                try (ResultSet free = probe.executeQuery()) {
+                    while (free.next()) {
+                        all.remove(free.getString(1));
+                    }
+                }
             } finally {
                 connection.rollback();
                 connection.setAutoCommit(true);
