@@ -48,7 +48,8 @@ final class LockTable {
     private volatile Dialect dialect;
     private volatile boolean holderColumn;
     private volatile boolean ready;
-    /** Whether every borrowed connection's isolation level must be read: see {@link #borrow}. */
+    /** Whether every borrowed connection's read-only setting and isolation level must be read: see {@link #borrow}. */
+    private volatile boolean checkReadOnly;
     private volatile boolean checkIsolation;
     /** The settings of borrowed connections that {@link #borrow} changed, to restore in {@link #giveBack}. */
     private final Map<Connection, Settings> changed = Collections.synchronizedMap(new IdentityHashMap<>());
@@ -128,9 +129,11 @@ final class LockTable {
      * was changed is put back before the connection returns to its owner, so the caller's pool sees its own
      * settings again.
      *
-     * Autocommit and read-only are read without a round trip and checked on every connection. Reading the
-     * isolation level is a round trip on some drivers (PostgreSQL's), and a pool hands out connections alike: it
-     * is read from the table's first connection, and read and set on every later one only if that one differed.
+     * Autocommit decides exclusion and every driver here reads it without a round trip: it is checked on every
+     * connection. A read-only connection or another isolation level only makes operations fail, and reading
+     * them costs a round trip on some drivers (read-only on H2 and MySQL Connector/J, isolation on PostgreSQL);
+     * a pool hands out its connections alike, so they are read from the table's first connection, and read
+     * and set on every later one only if that one differed.
      */
 
     /**
@@ -159,7 +162,7 @@ final class LockTable {
 
     private void setUp(Connection connection, Dialect d) throws SQLException {
         boolean autoCommit = connection.getAutoCommit();
-        boolean readOnly = connection.isReadOnly();
+        boolean readOnly = checkReadOnly && connection.isReadOnly();
         int isolation = checkIsolation ? connection.getTransactionIsolation() : d.isolation();
         if (autoCommit && !readOnly && isolation == d.isolation()) {
             return;
@@ -227,7 +230,7 @@ final class LockTable {
 
     /**
      * Learns the dialect and the address from the table's first connection, and whether the DataSource hands out
-     * connections at another isolation level than the dialect's (see {@link #borrow}).
+     * read-only connections or connections at another isolation level than the dialect's (see {@link #borrow}).
      */
     private synchronized Dialect detect(Connection connection) throws SQLException {
         if (dialect != null) {
@@ -238,6 +241,7 @@ final class LockTable {
         if (url != null) {
             address = describe(url) + " (table " + table + ")";
         }
+        checkReadOnly = connection.isReadOnly();
         checkIsolation = connection.getTransactionIsolation() != detected.isolation();
         dialect = detected;
         return detected;
