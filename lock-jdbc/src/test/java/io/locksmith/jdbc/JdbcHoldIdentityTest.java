@@ -63,8 +63,9 @@ class JdbcHoldIdentityTest {
     private LockOptions.Builder options() {
         return LockOptions.builder()
                 .namespace(namespace)
-                .leaseTime(Duration.ofSeconds(5))
-                .operationTimeout(Duration.ofSeconds(2))
+                .leaseTime(Duration.ofSeconds(10))
+                // 5 s: a provider's first connection (driver and H2 start-up) must fit on a busy machine
+                .operationTimeout(Duration.ofSeconds(5))
                 .retryBackoff(Duration.ofMillis(5), Duration.ofMillis(100));
     }
 

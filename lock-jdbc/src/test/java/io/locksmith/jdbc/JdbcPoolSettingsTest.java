@@ -57,15 +57,16 @@ class JdbcPoolSettingsTest {
     private LockOptions options() {
         return LockOptions.builder()
                 .namespace(namespace)
-                .leaseTime(Duration.ofSeconds(5))
-                .operationTimeout(Duration.ofSeconds(2))
+                .leaseTime(Duration.ofSeconds(10))
+                // 5 s: a provider's first connection (driver and H2 start-up) must fit on a busy machine
+                .operationTimeout(Duration.ofSeconds(5))
                 .retryBackoff(Duration.ofMillis(5), Duration.ofMillis(100))
                 .build();
     }
 
     /** A pool configured as a transactional application's: autoCommit=false. */
     private HikariDataSource transactionalPool(JdbcTarget target) {
-        HikariDataSource pool = target.pool(Duration.ofSeconds(2), 8, config -> config.setAutoCommit(false));
+        HikariDataSource pool = target.pool(Duration.ofSeconds(5), 8, config -> config.setAutoCommit(false));
         closeAfter.add(pool);
         return pool;
     }
@@ -132,7 +133,7 @@ class JdbcPoolSettingsTest {
     void connectionsGoBackAsTheyCame(JdbcTarget target) throws Exception {
         int isolation = Connection.TRANSACTION_SERIALIZABLE;
         for (Mode mode : Mode.values()) {
-            HikariDataSource pool = target.pool(Duration.ofSeconds(2), 8, config -> {
+            HikariDataSource pool = target.pool(Duration.ofSeconds(5), 8, config -> {
                 config.setAutoCommit(false);
                 config.setReadOnly(true);
                 config.setTransactionIsolation("TRANSACTION_SERIALIZABLE");
@@ -211,7 +212,7 @@ class JdbcPoolSettingsTest {
     @Test
     @DisplayName("a DataSource that hands out the caller's transactional connection is refused when built")
     void transactionBoundDataSourceIsRefused() {
-        HikariDataSource pool = JdbcTarget.H2.pool(Duration.ofSeconds(2), 2);
+        HikariDataSource pool = JdbcTarget.H2.pool(Duration.ofSeconds(5), 2);
         closeAfter.add(pool);
         TransactionAwareDataSourceProxy bound = new TransactionAwareDataSourceProxy(pool);
         for (DataSource dataSource : List.of(bound, new DelegatingDataSource(bound))) {
