@@ -73,6 +73,17 @@ abstract class Dialect {
         return displayName;
     }
 
+    /**
+     * The transaction isolation the lock statements run at: the database's own default, REPEATABLE READ on MySQL
+     * and MariaDB (where a lower level breaks statement-based binary logging), READ COMMITTED elsewhere. No level
+     * decides exclusion, which rests on single-row updates and row locks; but a stricter one turns contention into
+     * errors (PostgreSQL fails a concurrent update of the same row at REPEATABLE READ and above) or makes plain
+     * reads wait for holders' row locks (MySQL and MariaDB at SERIALIZABLE).
+     */
+    int isolation() {
+        return Connection.TRANSACTION_READ_COMMITTED;
+    }
+
     // ---------------------------------------------------------------- DDL
 
     /** Where the DDL script of this dialect ships in the jar. */
@@ -135,13 +146,15 @@ abstract class Dialect {
     abstract String insertIfAbsent(String table);
 
     /**
-     * The compare-and-set that takes a row that is free, expired or already {@code owner}'s, and increments its
-     * token; binds owner, lease micros, key, owner.
+     * The compare-and-set that takes a row that is free or expired, and increments its token; binds owner, lease
+     * micros, key. A row held by anyone, the same owner id included, is busy: an owner id names one acquisition
+     * run, which never sends another attempt after one that may have been applied, so a second take of the same
+     * owner id can only be a late or repeated statement, and must not take the lock again.
      */
     final String acquireUpdate(String table, String tokenExpression) {
         return "UPDATE " + table + " SET owner = ?, token = " + tokenExpression + ", acquired_at = " + now()
                 + ", expires_at = " + nowPlusMicros() + " WHERE lock_key = ? AND (owner IS NULL OR expires_at <= "
-                + now() + " OR owner = ?)";
+                + now() + ")";
     }
 
     /** Runs the acquisition with the bound statement of {@link #acquireSql}: the new token, or -1 if busy. */
@@ -364,6 +377,11 @@ abstract class Dialect {
         MySql(String displayName, boolean mariaDb) {
             super(displayName, "mysql");
             this.mariaDb = mariaDb;
+        }
+
+        @Override
+        int isolation() {
+            return Connection.TRANSACTION_REPEATABLE_READ;
         }
 
         @Override

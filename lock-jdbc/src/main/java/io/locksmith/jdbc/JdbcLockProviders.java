@@ -62,6 +62,15 @@ public final class JdbcLockProviders {
         SESSION
     }
 
+    /**
+     * DataSources whose {@code getConnection()} hands out the connection of the calling thread's ongoing
+     * transaction (Spring's proxy does inside a Spring-managed transaction). The store sets autocommit on every
+     * connection it borrows and rolls back what session mode leaves open: on such a connection it would commit or
+     * roll back the application's own work, and the application's commit or rollback would decide the locks.
+     */
+    private static final List<String> TRANSACTION_BOUND = List.of(
+            "org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy");
+
     /** A builder for a provider over {@code dataSource}, which the provider uses but does not close. */
     public static Builder builder(DataSource dataSource) {
         return new Builder(Objects.requireNonNull(dataSource, "dataSource"));
@@ -74,11 +83,12 @@ public final class JdbcLockProviders {
      * above the tokens its old row handed out (see the JDBC guide).
      *
      * @param table the lock table, as given to {@link Builder#table}
-     * @throws IllegalArgumentException if {@code idleFor} is not positive or the table name is not an identifier
+     * @throws IllegalArgumentException if {@code idleFor} is not positive, the table name is not an identifier, or
+     *     {@code dataSource} hands out the caller's transactional connection (see {@link Builder#build})
      * @throws LockBackendException if the database fails
      */
     public static int deleteIdleRows(DataSource dataSource, String table, Duration idleFor) {
-        Objects.requireNonNull(dataSource, "dataSource");
+        checkOwnConnections(Objects.requireNonNull(dataSource, "dataSource"));
         checkTable(table);
         Objects.requireNonNull(idleFor, "idleFor");
         if (idleFor.isNegative() || idleFor.isZero()) {
@@ -88,55 +98,95 @@ public final class JdbcLockProviders {
                 null);
         long start = System.nanoTime();
         int deleted = 0;
-        try (Connection connection = lockTable.borrow(lockTable.timeout())) {
+        Connection connection = null;
+        try {
+            connection = lockTable.borrow(lockTable.timeout());
             Dialect dialect = lockTable.dialect();
             connection.setAutoCommit(false);
-            try {
-                while (true) {
-                    // Lock the idle rows first, skipping rows a session-mode holder has locked; then delete those.
-                    List<byte[]> keys = new ArrayList<>();
-                    try (PreparedStatement select = connection.prepareStatement("SELECT lock_key FROM " + table
-                            + " WHERE expires_at < " + dialect.nowMinusMicros() + " ORDER BY lock_key"
-                            + " LIMIT 500" + dialect.skipLocked())) {
-                        select.setQueryTimeout(lockTable.queryTimeoutSeconds());
-                        select.setLong(1, Dialect.micros(idleFor));
-                        try (ResultSet rows = select.executeQuery()) {
-                            while (rows.next()) {
-                                keys.add(rows.getBytes(1));
-                            }
+            while (true) {
+                // Lock the idle rows first, skipping rows a session-mode holder has locked; then delete those.
+                List<byte[]> keys = new ArrayList<>();
+                try (PreparedStatement select = connection.prepareStatement("SELECT lock_key FROM " + table
+                        + " WHERE expires_at < " + dialect.nowMinusMicros() + " ORDER BY lock_key"
+                        + " LIMIT 500" + dialect.skipLocked())) {
+                    select.setQueryTimeout(lockTable.queryTimeoutSeconds());
+                    select.setLong(1, Dialect.micros(idleFor));
+                    try (ResultSet rows = select.executeQuery()) {
+                        while (rows.next()) {
+                            keys.add(rows.getBytes(1));
                         }
-                    }
-                    if (keys.isEmpty()) {
-                        connection.commit();
-                        return deleted;
-                    }
-                    // Point deletes of the rows just locked: a multi-key DELETE may scan, and wait for rows that
-                    // session-mode holders keep locked.
-                    try (PreparedStatement delete = connection.prepareStatement("DELETE FROM " + table
-                            + " WHERE lock_key = ?")) {
-                        delete.setQueryTimeout(lockTable.queryTimeoutSeconds());
-                        for (byte[] key : keys) {
-                            delete.setBytes(1, key);
-                            delete.addBatch();
-                        }
-                        for (int count : delete.executeBatch()) {
-                            deleted += Math.max(0, count);
-                        }
-                    }
-                    connection.commit();
-                    if (keys.size() < 500) {
-                        return deleted;
                     }
                 }
-            } finally {
-                if (!connection.getAutoCommit()) {
-                    connection.rollback();
-                    connection.setAutoCommit(true);
+                if (keys.isEmpty()) {
+                    connection.commit();
+                    return deleted;
+                }
+                // Point deletes of the rows just locked: a multi-key DELETE may scan, and wait for rows that
+                // session-mode holders keep locked.
+                try (PreparedStatement delete = connection.prepareStatement("DELETE FROM " + table
+                        + " WHERE lock_key = ?")) {
+                    delete.setQueryTimeout(lockTable.queryTimeoutSeconds());
+                    for (byte[] key : keys) {
+                        delete.setBytes(1, key);
+                        delete.addBatch();
+                    }
+                    for (int count : delete.executeBatch()) {
+                        deleted += Math.max(0, count);
+                    }
+                }
+                connection.commit();
+                if (keys.size() < 500) {
+                    return deleted;
                 }
             }
         } catch (SQLException e) {
             throw lockTable.failure("deleting rows idle for " + idleFor + " from " + table, start, e);
+        } finally {
+            if (connection != null) {
+                lockTable.giveBack(connection); // rolls back what is left open, restores the caller's settings
+            }
         }
+    }
+
+    /**
+     * Refuses a DataSource that is, or wraps, one of {@link #TRANSACTION_BOUND}: by class name, so that no such
+     * library is needed here, and through {@link DataSource#isWrapperFor} for one wrapped in another DataSource.
+     */
+    static void checkOwnConnections(DataSource dataSource) {
+        for (String className : TRANSACTION_BOUND) {
+            boolean bound = false;
+            for (Class<?> type = dataSource.getClass(); type != null && !bound; type = type.getSuperclass()) {
+                bound = type.getName().equals(className);
+            }
+            if (!bound) {
+                Class<?> type = load(className, dataSource.getClass().getClassLoader());
+                try {
+                    bound = type != null && dataSource.isWrapperFor(type);
+                } catch (SQLException | RuntimeException | LinkageError e) {
+                    // a DataSource that cannot tell what it wraps is taken for what it says it is
+                }
+            }
+            if (bound) {
+                throw new IllegalArgumentException("The DataSource " + dataSource.getClass().getName() + " is or wraps "
+                        + className + ", which hands out the connection of the calling thread's ongoing transaction:"
+                        + " lock operations would commit or roll back the application's own work, and the"
+                        + " application's commit or rollback would decide the locks. Give Locksmith a DataSource of"
+                        + " its own connections, such as the proxy's target DataSource (getTargetDataSource())");
+            }
+        }
+    }
+
+    private static Class<?> load(String className, ClassLoader loader) {
+        for (ClassLoader candidate : new ClassLoader[] {loader, Thread.currentThread().getContextClassLoader()}) {
+            if (candidate != null) {
+                try {
+                    return Class.forName(className, false, candidate);
+                } catch (ClassNotFoundException | LinkageError e) {
+                    // not there: try the next loader
+                }
+            }
+        }
+        return null;
     }
 
     static String checkTable(String table) {
@@ -203,6 +253,14 @@ public final class JdbcLockProviders {
         /**
          * Builds the provider. Nothing is sent to the database until the first lock operation, which learns the
          * dialect and creates the table if needed.
+         *
+         * <p>The provider sets what it needs on every connection it borrows (autocommit, read-write, the
+         * database's default isolation level) and restores the connection's own settings before giving it back,
+         * so a pool configured for the application's transactions (autoCommit=false) serves it as it is.
+         *
+         * @throws IllegalArgumentException if the DataSource is, or wraps, one that hands out the connection of the
+         *     calling thread's ongoing transaction (Spring's {@code TransactionAwareDataSourceProxy}): the locks
+         *     and the application's transactions would decide each other's fate
          */
         public LockProvider build() {
             return LockStores.newProvider(buildStore(), options);
@@ -210,6 +268,7 @@ public final class JdbcLockProviders {
 
         /** The store {@link #build()} wraps. */
         LockStore buildStore() {
+            checkOwnConnections(dataSource);
             String where = address != null ? address : "JDBC " + dataSource.getClass().getSimpleName();
             LockTable lockTable = new LockTable(dataSource, table, createTable, options.operationTimeout(),
                     where + " (table " + table + ")", owned);

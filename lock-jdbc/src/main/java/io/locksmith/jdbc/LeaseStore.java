@@ -12,9 +12,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.HashSet;
-import java.util.List;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 
@@ -22,17 +21,20 @@ import java.util.Set;
  * Lease mode: one row per lock name with owner, expiry and fencing token; every operation is one short
  * autocommit statement, decided by its affected-row count.
  *
- * <p>Acquire is a compare-and-set {@code UPDATE … WHERE lock_key = ? AND (owner IS NULL OR expires_at <= now OR
- * owner = ?)}: the database applies it atomically to the one row, so of two clients racing for a free lock
- * exactly one sees 1 affected row. Only when it affects nothing does the store find out whether the row is
- * missing, by an insert-if-absent (INSERT IGNORE, ON CONFLICT DO NOTHING, MERGE) that never raises a
- * duplicate-key error; a new row is free, so the compare-and-set is tried once more. "now" is always the
- * database's clock, so exclusion does not depend on the clients' clocks. No statement here locks a row for
- * longer than itself, so no gap locks or lock waits build up.
+ * <p>Acquire is a compare-and-set {@code UPDATE … WHERE lock_key = ? AND (owner IS NULL OR expires_at <=
+ * now)}: the database applies it atomically to the one row, so of two clients racing for a free lock exactly one
+ * sees 1 affected row. Only when it affects nothing does the store find out whether the row is missing, by an
+ * insert-if-absent (INSERT IGNORE, ON CONFLICT DO NOTHING, MERGE) that never raises a duplicate-key error; a new
+ * row is free, so the compare-and-set is tried once more. "now" is always the database's clock, so exclusion does
+ * not depend on the clients' clocks. No statement here locks a row for longer than itself, so no gap locks or lock
+ * waits build up. A held row is busy even for its own owner id: an owner id names one acquisition run, which sends
+ * no further attempt after one that may have been applied, so the same owner id arriving again is a late or
+ * repeated statement and must not take the lock a second time.
  *
- * <p>Release clears the owner; the row stays, so the token keeps growing. Renewal extends a batch with one
- * {@code UPDATE … WHERE owner = ? AND lock_key IN (…)}, and reads back which rows it extended only when the
- * count falls short.
+ * <p>Release clears the owner where the row is still the given owner id's; the row stays, so the token keeps
+ * growing. Renewal extends a batch with one {@code UPDATE … WHERE lock_key IN (…) AND ((lock_key = ? AND owner = ?)
+ * OR …)}: each row only for the owner id of that name's hold (the IN list lets every database find the rows by
+ * their key), and reads back which rows it extended only when the count falls short.
  */
 final class LeaseStore implements LockStore {
 
@@ -97,7 +99,6 @@ final class LeaseStore implements LockStore {
             update.setString(1, owner);
             update.setLong(2, Dialect.micros(lease));
             update.setBytes(3, key);
-            update.setString(4, owner);
             return dialect.acquire(update);
         }
     }
@@ -120,40 +121,41 @@ final class LeaseStore implements LockStore {
     }
 
     @Override
-    public Set<String> renew(List<String> names, String owner, Duration lease) {
-        if (names.isEmpty()) {
+    public Set<String> renew(Map<String, String> holds, Duration lease) {
+        if (holds.isEmpty()) {
             return Set.of();
         }
-        Map<Key, String> byKey = new HashMap<>();
-        for (String name : names) {
-            byKey.put(new Key(LockTable.key(namespace, name)), name);
+        Map<Key, String> names = new LinkedHashMap<>();
+        for (String name : holds.keySet()) {
+            names.put(new Key(LockTable.key(namespace, name)), name);
         }
-        return table.call("renewing " + names.size() + " lock(s)", connection -> {
+        return table.call("renewing " + holds.size() + " lock(s)", connection -> {
             Dialect dialect = table.dialect();
-            String in = " AND lock_key IN (" + "?, ".repeat(byKey.size() - 1) + "?)";
+            // The keys in an IN list, which every database finds by the primary key; then each key with its owner
+            // id, so that a row is extended only for the hold it was given for.
+            int n = names.size();
+            String ours = " WHERE expires_at > " + dialect.now() + " AND lock_key IN (" + "?, ".repeat(n - 1)
+                    + "?) AND (" + "(lock_key = ? AND owner = ?) OR ".repeat(n - 1) + "(lock_key = ? AND owner = ?))";
             int extended;
             try (PreparedStatement update = connection.prepareStatement("UPDATE " + table.name()
-                    + " SET expires_at = " + dialect.nowPlusMicros() + " WHERE owner = ? AND expires_at > "
-                    + dialect.now() + in)) {
+                    + " SET expires_at = " + dialect.nowPlusMicros() + ours)) {
                 update.setQueryTimeout(table.queryTimeoutSeconds());
                 update.setLong(1, Dialect.micros(lease));
-                update.setString(2, owner);
-                bindKeys(update, 3, byKey.keySet());
+                bindHolds(update, 2, names, holds);
                 extended = update.executeUpdate();
             }
-            if (extended == byKey.size()) {
+            if (extended == names.size()) {
                 return Set.of();
             }
-            // Fewer rows than names: find the ones still ours (just extended); the rest are gone.
-            Set<String> gone = new HashSet<>(byKey.values());
+            // Fewer rows than holds: find the ones still held by their owner (just extended); the rest are gone.
+            Set<String> gone = new HashSet<>(names.values());
             try (PreparedStatement select = connection.prepareStatement("SELECT lock_key FROM " + table.name()
-                    + " WHERE owner = ? AND expires_at > " + dialect.now() + in)) {
+                    + ours)) {
                 select.setQueryTimeout(table.queryTimeoutSeconds());
-                select.setString(1, owner);
-                bindKeys(select, 2, byKey.keySet());
+                bindHolds(select, 1, names, holds);
                 try (ResultSet rows = select.executeQuery()) {
                     while (rows.next()) {
-                        gone.remove(byKey.get(new Key(rows.getBytes(1))));
+                        gone.remove(names.get(new Key(rows.getBytes(1))));
                     }
                 }
             }
@@ -161,10 +163,16 @@ final class LeaseStore implements LockStore {
         });
     }
 
-    private static void bindKeys(PreparedStatement statement, int first, Set<Key> keys) throws SQLException {
+    /** Binds the keys of the IN list, then each key with its hold's owner id; see {@link #renew}. */
+    private static void bindHolds(PreparedStatement statement, int first, Map<Key, String> names,
+            Map<String, String> holds) throws SQLException {
         int i = first;
-        for (Key key : keys) {
+        for (Key key : names.keySet()) {
             statement.setBytes(i++, key.bytes);
+        }
+        for (Map.Entry<Key, String> entry : names.entrySet()) {
+            statement.setBytes(i++, entry.getKey().bytes);
+            statement.setString(i++, holds.get(entry.getValue()));
         }
     }
 

@@ -11,6 +11,9 @@ import java.sql.SQLFeatureNotSupportedException;
 import java.sql.SQLTransientConnectionException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.Map;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
@@ -45,6 +48,11 @@ final class LockTable {
     private volatile Dialect dialect;
     private volatile boolean holderColumn;
     private volatile boolean ready;
+    /** Whether every borrowed connection's read-only setting and isolation level must be read: see {@link #borrow}. */
+    private volatile boolean checkReadOnly;
+    private volatile boolean checkIsolation;
+    /** The settings of borrowed connections that {@link #borrow} changed, to restore in {@link #giveBack}. */
+    private final Map<Connection, Settings> changed = Collections.synchronizedMap(new IdentityHashMap<>());
 
     LockTable(DataSource dataSource, String table, boolean createTable, Duration timeout, String address,
             AutoCloseable owned) {
@@ -111,30 +119,92 @@ final class LockTable {
 
     // ---------------------------------------------------------------- connections
 
+    /*
+     * What the store needs of a borrowed connection, whatever the DataSource hands out: autocommit, so that each
+     * lease-mode statement takes effect alone and at once (a pool configured with autoCommit=false, as Spring and
+     * Hibernate applications often have, would otherwise keep every write in a transaction that giveBack rolls
+     * back: acquisitions answer "acquired" and leave no trace, and every client holds at once); read-write, since
+     * every operation writes (a read-only connection may even be routed to a replica); and the dialect's isolation
+     * level (see Dialect.isolation). Session mode then opens its own transactions on top of autocommit. Whatever
+     * was changed is put back before the connection returns to its owner, so the caller's pool sees its own
+     * settings again.
+     *
+     * Autocommit decides exclusion and every driver here reads it without a round trip: it is checked on every
+     * connection. A read-only connection or another isolation level only makes operations fail, and reading
+     * them costs a round trip on some drivers (read-only on H2 and MySQL Connector/J, isolation on PostgreSQL);
+     * a pool hands out its connections alike, so they are read from the table's first connection, and read
+     * and set on every later one only if that one differed.
+     */
+
     /**
-     * Borrows a connection whose network timeout is {@code networkTimeout}, set up on first use; give it back
-     * with {@link #giveBack}.
+     * Borrows a connection set up as the store needs it (autocommit, read-write, the dialect's isolation) with
+     * {@code networkTimeout} as its network timeout, learning the dialect and creating the table on first use;
+     * give it back with {@link #giveBack}, which restores the caller's settings.
      */
     Connection borrow(Duration networkTimeout) throws SQLException {
         Connection connection = dataSource.getConnection();
         try {
             setNetworkTimeout(connection, networkTimeout);
+            Dialect d = dialect;
+            if (d == null) {
+                d = detect(connection);
+            }
+            setUp(connection, d);
             if (!ready) {
-                prepare(connection);
+                prepare(connection, d);
             }
             return connection;
         } catch (SQLException | RuntimeException e) {
-            closeQuietly(connection);
+            giveBack(connection);
             throw e;
         }
     }
 
-    /** Restores autocommit and returns the connection to its pool. */
+    private void setUp(Connection connection, Dialect d) throws SQLException {
+        boolean autoCommit = connection.getAutoCommit();
+        boolean readOnly = checkReadOnly && connection.isReadOnly();
+        int isolation = checkIsolation ? connection.getTransactionIsolation() : d.isolation();
+        if (autoCommit && !readOnly && isolation == d.isolation()) {
+            return;
+        }
+        changed.put(connection, new Settings(autoCommit, readOnly, isolation, isolation != d.isolation()));
+        if (!autoCommit) {
+            // no transaction is open on a connection just borrowed from a pool, so this commits nothing
+            connection.setAutoCommit(true);
+        }
+        if (readOnly) {
+            connection.setReadOnly(false);
+        }
+        if (isolation != d.isolation()) {
+            connection.setTransactionIsolation(d.isolation());
+        }
+    }
+
+    /**
+     * Returns the connection to its pool: rolls back what a session-mode transaction left open (nothing of it is
+     * ever committed) and restores the settings the connection was borrowed with.
+     */
     void giveBack(Connection connection) {
+        Settings settings = changed.remove(connection);
         try {
-            if (!connection.isClosed() && !connection.getAutoCommit()) {
-                connection.rollback();
-                connection.setAutoCommit(true);
+            if (!connection.isClosed()) {
+                if (!connection.getAutoCommit()) {
+                    connection.rollback();
+                }
+                boolean autoCommit = settings == null || settings.autoCommit;
+                if (settings != null) {
+                    // outside any transaction, where drivers allow both changes
+                    connection.setAutoCommit(true);
+                    if (settings.isolationChanged) {
+                        connection.setTransactionIsolation(settings.isolation);
+                    }
+                    if (settings.readOnly) {
+                        connection.setReadOnly(true);
+                    }
+                }
+                if (connection.getAutoCommit() != autoCommit) {
+                    connection.setAutoCommit(autoCommit);
+                }
             }
         } catch (SQLException e) {
             log.debug("{}: could not reset a connection before returning it: {}", address, e.toString());
@@ -158,16 +228,29 @@ final class LockTable {
         }
     }
 
-    /** Learns the dialect and makes sure the table exists. */
-    private synchronized void prepare(Connection connection) throws SQLException {
-        if (ready) {
-            return;
+    /**
+     * Learns the dialect and the address from the table's first connection, and whether the DataSource hands out
+     * read-only connections or connections at another isolation level than the dialect's (see {@link #borrow}).
+     */
+    private synchronized Dialect detect(Connection connection) throws SQLException {
+        if (dialect != null) {
+            return dialect;
         }
         Dialect detected = Dialect.detect(connection);
-        dialect = detected;
         String url = connection.getMetaData().getURL();
         if (url != null) {
             address = describe(url) + " (table " + table + ")";
+        }
+        checkReadOnly = connection.isReadOnly();
+        checkIsolation = connection.getTransactionIsolation() != detected.isolation();
+        dialect = detected;
+        return detected;
+    }
+
+    /** Makes sure the table exists, on a connection set up by {@link #borrow}. */
+    private synchronized void prepare(Connection connection, Dialect detected) throws SQLException {
+        if (ready) {
+            return;
         }
         if (createTable && !tableExists(connection)) {
             createTable(connection, detected);
@@ -289,6 +372,10 @@ final class LockTable {
         } catch (SQLException e) {
             return true;
         }
+    }
+
+    /** A borrowed connection's own settings, where the store needed others. */
+    private record Settings(boolean autoCommit, boolean readOnly, int isolation, boolean isolationChanged) {
     }
 
     /** Work on a borrowed connection. */

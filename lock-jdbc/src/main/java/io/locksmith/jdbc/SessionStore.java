@@ -11,7 +11,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.HashSet;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -36,7 +35,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Leases: the database knows nothing of them, so this store ends a hold itself (rolls back) when its lease
  * runs out without renewal; renewal checks that the connection is still alive and reports dead ones as gone.
- * A holder process that hangs keeps its lock until its connection dies, which never breaks exclusion.
+ * A holder process that hangs keeps its lock until its connection dies, which never breaks exclusion. Holds are
+ * kept by name with the owner id they were taken for: release and renewal act on a hold only for that owner id,
+ * and a lease end reports the loss with it, so nothing late about an earlier hold touches a newer one.
  *
  * <p>A thread blocked in a lock wait does not see {@link Thread#interrupt()}: a watchdog polls the blocked
  * threads every {@value #WATCHDOG_MILLIS} ms and cancels the statement of an interrupted one, which then
@@ -83,9 +84,18 @@ final class SessionStore implements LockStore {
 
     @Override
     public Acquisition tryAcquire(String name, String owner, Duration lease, Duration wait) {
-        SessionHold stale = holds.remove(name);
-        if (stale != null) {
-            end(stale); // a hold the machinery already gave up (its lease ended first on the client's clock)
+        SessionHold existing = holds.get(name);
+        if (existing != null) {
+            if (existing.owner.equals(owner)) {
+                // an owner id names one acquisition run, which never asks again once it holds: a repeated attempt
+                return Acquisition.busy();
+            }
+            // An earlier hold the machinery already gave up (its lease ended first on the client's clock): the
+            // machinery runs one acquisition of a name at a time, so no hold of this provider needs it any more,
+            // and its row lock would keep this attempt out.
+            if (holds.remove(name, existing)) {
+                end(existing);
+            }
         }
         byte[] key = LockTable.key(namespace, name);
         // With the interrupt status already set, one attempt only: a blocked wait would be cancelled at once.
@@ -142,7 +152,7 @@ final class SessionStore implements LockStore {
                     connection.rollback();
                     return Acquisition.busy();
                 }
-                SessionHold hold = new SessionHold(name, connection, time.nanoTime() + lease.toNanos());
+                SessionHold hold = new SessionHold(name, owner, connection, time.nanoTime() + lease.toNanos());
                 holds.put(name, hold);
                 kept = true;
                 scheduleExpiry(hold);
@@ -160,8 +170,9 @@ final class SessionStore implements LockStore {
 
     @Override
     public boolean release(String name, String owner) {
-        SessionHold hold = holds.remove(name);
-        if (hold == null) {
+        SessionHold hold = holds.get(name);
+        // only the hold of this owner id: a late release must leave a newer hold of the name alone
+        if (hold == null || !hold.owner.equals(owner) || !holds.remove(name, hold)) {
             return false;
         }
         hold.cancelExpiry();
@@ -182,18 +193,19 @@ final class SessionStore implements LockStore {
     }
 
     @Override
-    public Set<String> renew(List<String> names, String owner, Duration lease) {
+    public Set<String> renew(Map<String, String> owners, Duration lease) {
         Set<String> gone = new HashSet<>();
         long start = System.nanoTime();
         long deadline = time.nanoTime() + lease.toNanos();
-        for (String name : names) {
+        for (Map.Entry<String, String> entry : owners.entrySet()) {
+            String name = entry.getKey();
             SessionHold hold = holds.get(name);
-            if (hold == null) {
-                gone.add(name);
+            if (hold == null || !hold.owner.equals(entry.getValue())) {
+                gone.add(name); // that hold ended; a newer hold of the name is not the one asked about
                 continue;
             }
             if (System.nanoTime() - start > table.timeout().toNanos()) {
-                throw table.failure("renewing " + names.size() + " lock(s)", start,
+                throw table.failure("renewing " + owners.size() + " lock(s)", start,
                         new SQLException("checking the connections took longer than the operation timeout"));
             }
             if (isAlive(hold.connection)) {
@@ -355,7 +367,9 @@ final class SessionStore implements LockStore {
             end(hold);
             StoreEvents sink = events;
             if (sink != null) {
-                sink.holdLost(hold.name, "its lease ended without renewal, so its transaction was rolled back");
+                // names the hold's owner id: a newer hold of the name, taken meanwhile, is not the one lost
+                sink.holdLost(hold.name, hold.owner,
+                        "its lease ended without renewal, so its transaction was rolled back");
             }
         }
     }
@@ -459,15 +473,17 @@ final class SessionStore implements LockStore {
         }
     }
 
-    /** A held row lock: its connection (with the open transaction) and when its lease ends. */
+    /** A held row lock: its owner id, its connection (with the open transaction) and when its lease ends. */
     private static final class SessionHold {
         final String name;
+        final String owner;
         final Connection connection;
         volatile long deadline;
         private ScheduledFuture<?> expiry;
 
-        SessionHold(String name, Connection connection, long deadline) {
+        SessionHold(String name, String owner, Connection connection, long deadline) {
             this.name = name;
+            this.owner = owner;
             this.connection = connection;
             this.deadline = deadline;
         }

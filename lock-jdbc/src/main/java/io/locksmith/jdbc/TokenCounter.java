@@ -51,8 +51,7 @@ final class TokenCounter implements AutoCloseable {
             for (int attempt = 1; ; attempt++) {
                 boolean fresh = connection == null;
                 if (fresh) {
-                    connection = table.borrow(table.timeout());
-                    connection.setAutoCommit(true);
+                    connection = table.borrow(table.timeout()); // in autocommit, as every borrowed connection
                 }
                 try {
                     long token = table.dialect().drawToken(connection, table.name(), table.queryTimeoutSeconds());

@@ -32,6 +32,14 @@ abstract class JdbcContract extends LockProviderContract {
     /** The mode under test. */
     abstract Mode mode();
 
+    /**
+     * Whether the providers' pools hand out connections in autocommit, as the pools of the jdbc: URI form do; a
+     * pool configured for an application's transactions does not.
+     */
+    boolean autoCommitPool() {
+        return true;
+    }
+
     /** The lock table of this mode's contract runs. */
     final String table() {
         return "locksmith_contract_" + mode().name().toLowerCase();
@@ -40,7 +48,8 @@ abstract class JdbcContract extends LockProviderContract {
     @Override
     protected LockProvider newProvider(LockOptions options) {
         // session mode keeps a connection per held lock: the kit holds up to 27 names at once on one provider
-        HikariDataSource pool = target().pool(options.operationTimeout(), mode() == Mode.SESSION ? 40 : 8);
+        HikariDataSource pool = target().pool(options.operationTimeout(), mode() == Mode.SESSION ? 40 : 8,
+                config -> config.setAutoCommit(autoCommitPool()));
         LockStore store = JdbcLockProviders.builder(tracked.wrap(pool))
                 .mode(mode())
                 .table(table())

@@ -9,10 +9,12 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 
 /**
  * A database the JDBC tests run against: embedded H2, MariaDB and PostgreSQL found by the lock-tests fixtures
@@ -164,8 +166,17 @@ enum JdbcTarget {
 
     /** A new pool of {@code size} connections that starts without connecting; the caller closes it. */
     HikariDataSource pool(Duration timeout, int size) {
-        // the settings of the pools the jdbc: URI form builds
+        return pool(timeout, size, config -> { });
+    }
+
+    /**
+     * A new pool of {@code size} connections that starts without connecting, with the settings of the pools the
+     * jdbc: URI form builds changed by {@code configure} (as an application configures its own pool); the caller
+     * closes it.
+     */
+    HikariDataSource pool(Duration timeout, int size, Consumer<HikariConfig> configure) {
         HikariConfig config = HikariPools.config(jdbcUrl(), size, timeout);
+        configure.accept(config);
         config.setUsername(user());
         config.setPassword(password());
         config.setPoolName("test-" + name().toLowerCase() + "-" + POOLS.incrementAndGet());
@@ -199,10 +210,25 @@ enum JdbcTarget {
                         + " AND expires_at > " + now, namespace);
             }
             Set<String> all = names(connection, "SELECT name FROM " + table + " WHERE namespace = ?", namespace);
+            if (all.isEmpty()) {
+                return all;
+            }
+            // The probe finds this namespace's rows by key: a locking scan would lock other namespaces' rows too
+            // (InnoDB at REPEATABLE READ keeps a lock on every row it scanned until the transaction ends), and a
+            // contract run of another test JVM on the same table would find its free locks busy meanwhile.
+            List<String> candidates = new ArrayList<>(all);
             connection.setAutoCommit(false);
-            try {
-                all.removeAll(names(connection, "SELECT name FROM " + table + " WHERE namespace = ?"
-                        + dialect(connection).skipLocked(), namespace));
+            try (PreparedStatement probe = connection.prepareStatement("SELECT name FROM " + table
+                    + " WHERE lock_key IN (" + "?, ".repeat(candidates.size() - 1) + "?)"
+                    + dialect(connection).skipLocked())) {
+                for (int i = 0; i < candidates.size(); i++) {
+                    probe.setBytes(i + 1, LockTable.key(namespace, candidates.get(i)));
+                }
+                try (ResultSet free = probe.executeQuery()) {
+                    while (free.next()) {
+                        all.remove(free.getString(1));
+                    }
+                }
             } finally {
                 connection.rollback();
                 connection.setAutoCommit(true);

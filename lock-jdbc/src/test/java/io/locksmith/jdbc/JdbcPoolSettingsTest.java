@@ -1,0 +1,236 @@
+package io.locksmith.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.locksmith.DistributedLock;
+import io.locksmith.LockOptions;
+import io.locksmith.LockProvider;
+import io.locksmith.jdbc.JdbcLockProviders.Mode;
+import io.locksmith.spi.Acquisition;
+import io.locksmith.spi.LockStore;
+import io.locksmith.tests.ExclusionChecker;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.springframework.jdbc.datasource.DelegatingDataSource;
+import org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy;
+
+/**
+ * The DataSource is the application's: its pool may hand out connections with autoCommit=false, read-only or at
+ * another isolation level, as Spring and Hibernate applications configure theirs. The store must work on such
+ * connections as on the jdbc: URI form's own, give them back as it got them, and refuse a DataSource that hands
+ * out the caller's transactional connection.
+ */
+@DisplayName("the JDBC backend over the application's own pool")
+class JdbcPoolSettingsTest {
+
+    private static final String TABLE = "locksmith_pool_settings_test";
+
+    private final List<AutoCloseable> closeAfter = new CopyOnWriteArrayList<>();
+    private final String namespace = "ps" + Long.toHexString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE);
+
+    @AfterEach
+    void closeEverything() throws Exception {
+        for (int i = closeAfter.size() - 1; i >= 0; i--) {
+            closeAfter.get(i).close();
+        }
+    }
+
+    private LockOptions options() {
+        return LockOptions.builder()
+                .namespace(namespace)
+                .leaseTime(Duration.ofSeconds(10))
+                // 5 s: a provider's first connection (driver and H2 start-up) must fit on a busy machine
+                .operationTimeout(Duration.ofSeconds(5))
+                .retryBackoff(Duration.ofMillis(5), Duration.ofMillis(100))
+                .build();
+    }
+
+    /** A pool configured as a transactional application's: autoCommit=false. */
+    private HikariDataSource transactionalPool(JdbcTarget target) {
+        HikariDataSource pool = target.pool(Duration.ofSeconds(5), 8, config -> config.setAutoCommit(false));
+        closeAfter.add(pool);
+        return pool;
+    }
+
+    // ---------------------------------------------------------------- autocommit
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES", "MYSQL_CONNECTOR_J"})
+    @DisplayName("two providers over pools with autoCommit=false never hold one lock at once, in either mode")
+    void autoCommitOffPoolsStillExclude(JdbcTarget target) throws Exception {
+        for (Mode mode : Mode.values()) {
+            LockProvider first = provider(mode, transactionalPool(target));
+            LockProvider second = provider(mode, transactionalPool(target));
+            DistributedLock held = first.getLock("held");
+            assertThat(held.tryLock()).as("%s: the first provider's tryLock()", mode).isTrue();
+            assertThat(second.getLock("held").tryLock()).as("%s: the second provider's tryLock() meanwhile", mode)
+                    .isFalse();
+            held.unlock();
+
+            ExclusionChecker checker = new ExclusionChecker();
+            ExecutorService workers = Executors.newFixedThreadPool(4);
+            try {
+                List<Future<?>> done = new ArrayList<>();
+                for (int w = 0; w < 4; w++) {
+                    DistributedLock lock = (w % 2 == 0 ? first : second).getLock("contended");
+                    String owner = mode + "#" + w;
+                    done.add(workers.submit(() -> {
+                        for (int i = 0; i < 10; i++) {
+                            lock.lock();
+                            try {
+                                checker.acquired(lock.name(), owner, lock.fencingToken());
+                                Thread.sleep(2);
+                                checker.releasing(lock.name(), owner);
+                            } finally {
+                                lock.unlock();
+                            }
+                        }
+                        return null;
+                    }));
+                }
+                for (Future<?> f : done) {
+                    f.get(120, TimeUnit.SECONDS);
+                }
+            } finally {
+                workers.shutdownNow();
+            }
+            checker.assertClean();
+            assertThat(checker.report().acquisitions()).as("%s: acquisitions", mode).isEqualTo(40);
+        }
+    }
+
+    private LockProvider provider(Mode mode, DataSource dataSource) {
+        LockProvider provider = JdbcLockProviders.builder(dataSource).mode(mode).table(TABLE).options(options())
+                .build();
+        closeAfter.add(provider);
+        return provider;
+    }
+
+    // ---------------------------------------------------------------- giving connections back as they came
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES", "MYSQL_CONNECTOR_J"})
+    @DisplayName("connections go back with the pool's own autocommit, read-only and isolation settings")
+    void connectionsGoBackAsTheyCame(JdbcTarget target) throws Exception {
+        int isolation = Connection.TRANSACTION_SERIALIZABLE;
+        for (Mode mode : Mode.values()) {
+            HikariDataSource pool = target.pool(Duration.ofSeconds(5), 8, config -> {
+                config.setAutoCommit(false);
+                config.setReadOnly(true);
+                config.setTransactionIsolation("TRANSACTION_SERIALIZABLE");
+            });
+            closeAfter.add(pool);
+            List<String> handedOut = new CopyOnWriteArrayList<>();
+            List<String> returned = new CopyOnWriteArrayList<>();
+            DataSource recording = recordingSettings(pool, handedOut, returned);
+
+            LockStore store = JdbcLockProviders.builder(recording).mode(mode).table(TABLE).options(options())
+                    .buildStore();
+            try (LockStore other = JdbcLockProviders.builder(pool).mode(mode).table(TABLE).options(options())
+                    .buildStore()) {
+                Acquisition acquired = store.tryAcquire("kept", "c.1", Duration.ofSeconds(30), Duration.ZERO);
+                assertThat(acquired.isAcquired()).as("%s: tryAcquire", mode).isTrue();
+                assertThat(other.tryAcquire("kept", "d.1", Duration.ofSeconds(30), Duration.ZERO).isAcquired())
+                        .as("%s: another store's tryAcquire while it is held", mode).isFalse();
+                assertThat(store.renew(Map.of("kept", "c.1"), Duration.ofSeconds(30))).as("%s: renew", mode)
+                        .isEmpty();
+                assertThat(store.isLocked("kept")).as("%s: isLocked", mode).isTrue();
+                assertThat(store.inspect("kept").isLocked()).as("%s: inspect", mode).isTrue();
+                assertThat(store.release("kept", "c.1")).as("%s: release", mode).isTrue();
+                assertThat(other.tryAcquire("kept", "d.2", Duration.ofSeconds(30), Duration.ZERO).isAcquired())
+                        .as("%s: another store's tryAcquire after the release", mode).isTrue();
+                assertThat(other.release("kept", "d.2")).isTrue();
+                assertThat(store.isLocked("kept")).as("%s: isLocked after the release", mode).isFalse();
+            } finally {
+                store.close();
+            }
+            JdbcLockProviders.deleteIdleRows(recording, TABLE, Duration.ofDays(1));
+
+            // H2 reports the database's read-only state, not the connection's hint
+            assertThat(handedOut).as("%s: settings of the pool's connections", mode).isNotEmpty()
+                    .allSatisfy(settings -> assertThat(settings).isIn(settings(false, true, isolation),
+                            settings(false, false, isolation)));
+            assertThat(returned).as("%s: settings of every connection given back", mode)
+                    .containsExactlyInAnyOrderElementsOf(handedOut);
+        }
+    }
+
+    /** {@code pool}, recording each connection's settings when it is handed out and when it is given back. */
+    private static DataSource recordingSettings(DataSource pool, List<String> handedOut, List<String> returned) {
+        return (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(), new Class<?>[] {DataSource.class},
+                (proxy, method, args) -> {
+                    Object result = invoke(pool, method, args);
+                    if (!(result instanceof Connection connection) || !method.getName().equals("getConnection")) {
+                        return result;
+                    }
+                    handedOut.add(settings(connection.getAutoCommit(), connection.isReadOnly(),
+                            connection.getTransactionIsolation()));
+                    return Proxy.newProxyInstance(Connection.class.getClassLoader(), new Class<?>[] {Connection.class},
+                            (c, m, a) -> {
+                                if (m.getName().equals("close") && !connection.isClosed()) {
+                                    returned.add(settings(connection.getAutoCommit(), connection.isReadOnly(),
+                                            connection.getTransactionIsolation()));
+                                }
+                                return invoke(connection, m, a);
+                            });
+                });
+    }
+
+    private static String settings(boolean autoCommit, boolean readOnly, int isolation) {
+        return "autoCommit=" + autoCommit + ", readOnly=" + readOnly + ", isolation=" + isolation;
+    }
+
+    private static Object invoke(Object target, java.lang.reflect.Method method, Object[] args) throws Throwable {
+        try {
+            return method.invoke(target, args);
+        } catch (InvocationTargetException e) {
+            throw e.getCause();
+        }
+    }
+
+    // ---------------------------------------------------------------- transaction-bound data sources
+
+    @Test
+    @DisplayName("a DataSource that hands out the caller's transactional connection is refused when built")
+    void transactionBoundDataSourceIsRefused() {
+        HikariDataSource pool = JdbcTarget.H2.pool(Duration.ofSeconds(5), 2);
+        closeAfter.add(pool);
+        TransactionAwareDataSourceProxy bound = new TransactionAwareDataSourceProxy(pool);
+        for (DataSource dataSource : List.of(bound, new DelegatingDataSource(bound))) {
+            assertThatThrownBy(() -> JdbcLockProviders.builder(dataSource).build())
+                    .as("building over %s", dataSource.getClass().getSimpleName())
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining(TransactionAwareDataSourceProxy.class.getName())
+                    .hasMessageContaining("getTargetDataSource()");
+            assertThatThrownBy(() -> JdbcLockProviders.deleteIdleRows(dataSource, TABLE, Duration.ofDays(1)))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining(TransactionAwareDataSourceProxy.class.getName());
+        }
+        // its target, a pool of plain connections, is fine
+        try (LockProvider provider = JdbcLockProviders.builder(bound.getTargetDataSource()).table(TABLE)
+                .options(options()).build()) {
+            DistributedLock lock = provider.getLock("target");
+            assertThat(lock.tryLock()).isTrue();
+            lock.unlock();
+        }
+    }
+}

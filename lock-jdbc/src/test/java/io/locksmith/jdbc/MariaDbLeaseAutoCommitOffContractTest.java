@@ -1,0 +1,23 @@
+package io.locksmith.jdbc;
+
+import io.locksmith.jdbc.JdbcLockProviders.Mode;
+import org.junit.jupiter.api.DisplayName;
+
+@DisplayName("contract: MariaDb lease mode over a pool with autoCommit=false")
+class MariaDbLeaseAutoCommitOffContractTest extends JdbcContract {
+
+    @Override
+    JdbcTarget target() {
+        return JdbcTarget.MARIADB;
+    }
+
+    @Override
+    Mode mode() {
+        return Mode.LEASE;
+    }
+
+    @Override
+    boolean autoCommitPool() {
+        return false;
+    }
+}

@@ -1,0 +1,23 @@
+package io.locksmith.jdbc;
+
+import io.locksmith.jdbc.JdbcLockProviders.Mode;
+import org.junit.jupiter.api.DisplayName;
+
+@DisplayName("contract: Postgres session mode over a pool with autoCommit=false")
+class PostgresSessionAutoCommitOffContractTest extends JdbcContract {
+
+    @Override
+    JdbcTarget target() {
+        return JdbcTarget.POSTGRES;
+    }
+
+    @Override
+    Mode mode() {
+        return Mode.SESSION;
+    }
+
+    @Override
+    boolean autoCommitPool() {
+        return false;
+    }
+}
