@@ -3,7 +3,7 @@ package io.locksmith.jdbc;
 import io.locksmith.jdbc.JdbcLockProviders.Mode;
 import org.junit.jupiter.api.DisplayName;
 
-@DisplayName("contract: H2 lease mode")
+@DisplayName("contract: H2 lease mode, pool with autoCommit=false")
 class H2LeaseContractTest extends JdbcContract {
 
     @Override

@@ -3,7 +3,7 @@ package io.locksmith.jdbc;
 import io.locksmith.jdbc.JdbcLockProviders.Mode;
 import org.junit.jupiter.api.DisplayName;
 
-@DisplayName("contract: MariaDb lease mode")
+@DisplayName("contract: MariaDb lease mode, pool with autoCommit=false")
 class MariaDbLeaseContractTest extends JdbcContract {
 
     @Override

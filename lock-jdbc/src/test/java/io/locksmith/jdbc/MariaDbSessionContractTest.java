@@ -3,7 +3,7 @@ package io.locksmith.jdbc;
 import io.locksmith.jdbc.JdbcLockProviders.Mode;
 import org.junit.jupiter.api.DisplayName;
 
-@DisplayName("contract: MariaDb session mode")
+@DisplayName("contract: MariaDb session mode, pool with autoCommit=false")
 class MariaDbSessionContractTest extends JdbcContract {
 
     @Override

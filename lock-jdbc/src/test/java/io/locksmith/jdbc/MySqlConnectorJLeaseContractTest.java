@@ -15,4 +15,9 @@ class MySqlConnectorJLeaseContractTest extends JdbcContract {
     Mode mode() {
         return Mode.LEASE;
     }
+
+    @Override
+    boolean autoCommitPool() {
+        return true;
+    }
 }

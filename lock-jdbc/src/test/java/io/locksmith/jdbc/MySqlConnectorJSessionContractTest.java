@@ -15,4 +15,9 @@ class MySqlConnectorJSessionContractTest extends JdbcContract {
     Mode mode() {
         return Mode.SESSION;
     }
+
+    @Override
+    boolean autoCommitPool() {
+        return true;
+    }
 }

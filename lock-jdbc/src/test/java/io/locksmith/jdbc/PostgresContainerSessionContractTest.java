@@ -16,4 +16,14 @@ class PostgresContainerSessionContractTest extends JdbcContract {
     Mode mode() {
         return Mode.SESSION;
     }
+
+    @Override
+    boolean autoCommitPool() {
+        return true;
+    }
+
+    @Override
+    protected boolean runsCallFaults() {
+        return false; // the same server binary as the plain run of this dialect, which runs the call-fault group
+    }
 }

@@ -3,7 +3,7 @@ package io.locksmith.jdbc;
 import io.locksmith.jdbc.JdbcLockProviders.Mode;
 import org.junit.jupiter.api.DisplayName;
 
-@DisplayName("contract: Postgres lease mode")
+@DisplayName("contract: Postgres lease mode, pool with autoCommit=false")
 class PostgresLeaseContractTest extends JdbcContract {
 
     @Override

@@ -3,7 +3,7 @@ package io.locksmith.jdbc;
 import io.locksmith.jdbc.JdbcLockProviders.Mode;
 import org.junit.jupiter.api.DisplayName;
 
-@DisplayName("contract: Postgres session mode")
+@DisplayName("contract: Postgres session mode, pool with autoCommit=false")
 class PostgresSessionContractTest extends JdbcContract {
 
     @Override

@@ -13,4 +13,9 @@ class RedisContainerContractTest extends RedisServerContract {
     RedisContainerContractTest() {
         super(RedisServer::startContainer);
     }
+
+    @Override
+    protected boolean runsCallFaults() {
+        return false; // the same server binary as RedisContractTest, which runs the call-fault group
+    }
 }
