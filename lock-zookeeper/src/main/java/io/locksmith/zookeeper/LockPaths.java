@@ -7,10 +7,11 @@ import java.util.Comparator;
 /**
  * Where the locks of one namespace live in ZooKeeper, and how lock names become path segments.
  *
- * <p>Layout: {@code /<namespace>/<segment(name)>/_c_<uuid>-<clientId>-<sequence>}. The namespace node and the
+ * <p>Layout: {@code /<namespace>/<segment(name)>/_c_<uuid>-<owner>-<sequence>}. The namespace node and the
  * per-lock parents are container nodes, which the server deletes once their last child is gone; the lock nodes
- * are ephemeral-sequential, created with Curator's protection ({@code _c_<uuid>-}) and tagged with the provider's
- * client id so that a provider recognises its own nodes.
+ * are ephemeral-sequential, created with Curator's protection ({@code _c_<uuid>-}) and tagged with the owner id of
+ * the acquisition run that created them ({@code <clientId>.<number>}: letters, digits and dots, never a dash), so
+ * that a provider recognises its own nodes and each run its own node.
  *
  * <p>Name mapping: a lock name becomes one path segment by percent-encoding (as UTF-8 bytes, upper-case hex)
  * every character ZooKeeper does not allow in a path or that would change its meaning: {@code '/'}, {@code '%'}
@@ -138,8 +139,8 @@ final class LockPaths {
     }
 
     /**
-     * The client id of the provider that created lock node {@code child}: what lies between the protected prefix
-     * and the sequence number; null for a node of another form.
+     * The owner id of the acquisition run that created lock node {@code child}: what lies between the protected
+     * prefix and the sequence number; null for a node of another form.
      */
     static String owner(String child) {
         int dash = child.lastIndexOf('-');
@@ -150,11 +151,26 @@ final class LockPaths {
         return child.substring(PROTECTED_PREFIX_LENGTH, dash);
     }
 
-    /** Whether lock node {@code child} was created by the provider with client id {@code owner}. */
+    /** Whether lock node {@code child} was created by the acquisition run with owner id {@code owner}. */
     static boolean isOwnedBy(String child, String owner) {
         return child.length() > PROTECTED_PREFIX_LENGTH + owner.length() + 1
                 && child.startsWith("_c_")
                 && child.startsWith(owner, PROTECTED_PREFIX_LENGTH)
                 && child.charAt(PROTECTED_PREFIX_LENGTH + owner.length()) == '-';
+    }
+
+    /**
+     * Whether lock node {@code child} was created by the provider whose acquisition run has owner id {@code owner}
+     * (by this run or another run of the same provider): the owner ids agree up to their last dot.
+     */
+    static boolean isOfClient(String child, String owner) {
+        String creator = owner(child);
+        return creator != null && clientId(creator).equals(clientId(owner));
+    }
+
+    /** The provider's client id in an owner id: everything before the last dot (the whole id if it has none). */
+    static String clientId(String owner) {
+        int dot = owner.lastIndexOf('.');
+        return dot < 0 ? owner : owner.substring(0, dot);
     }
 }
