@@ -173,10 +173,14 @@ final class ZooKeeperLockStore implements LockStore {
         long deadline = System.nanoTime() + timeoutNanos;
         String parent = paths.parent(name);
         Node node = nodes.get(name);
+        if (node != null && LockPaths.isLaterRun(node.owner, owner)) {
+            // A late call of a run the machinery has given up: it must not touch the newer run's node, nor leave one.
+            return Acquisition.busy();
+        }
         if (node != null && (!node.isWaiting() || !node.owner.equals(owner))) {
-            // The node of an acquisition run the machinery has ended (it starts a run for a name only once no other
-            // run of it holds or attempts the name): that node must go, and a new hold needs a new node so that its
-            // token is larger.
+            // The node of an earlier acquisition run the machinery has ended (it starts a run for a name only once no
+            // other run of it holds or attempts the name): that node must go, and a new hold needs a new node so that
+            // its token is larger.
             node.drop();
             node.abandon();
             forget(node);
@@ -213,7 +217,8 @@ final class ZooKeeperLockStore implements LockStore {
                 }
                 List<String> queue = new ArrayList<>(children.size());
                 for (String child : children) {
-                    if (!child.equals(node.child) && LockPaths.isOfClient(child, owner)) {
+                    if (!child.equals(node.child) && LockPaths.isOfClient(child, owner)
+                            && !LockPaths.isLaterRun(LockPaths.owner(child), owner)) {
                         // This provider's but not this run's node: a create whose answer never arrived, or the node
                         // of an ended run whose delete has not landed yet. No other run of this provider holds or
                         // waits for the name now, so it must not keep a place.

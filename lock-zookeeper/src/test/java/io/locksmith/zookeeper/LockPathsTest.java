@@ -109,6 +109,11 @@ class LockPathsTest {
         assertThat(LockPaths.owner(theirs)).isEqualTo("fedcba9876543210fedcba9876543210.1c");
         assertThat(LockPaths.owner(owner + "-0000000001")).isNull();
         assertThat(LockPaths.clientId(owner)).isEqualTo(client);
+        assertThat(LockPaths.isLaterRun(owner, client + ".1")).isTrue();
+        assertThat(LockPaths.isLaterRun(client + ".1", owner)).isFalse();
+        assertThat(LockPaths.isLaterRun(owner, owner)).isFalse();
+        assertThat(LockPaths.isLaterRun(owner, "fedcba9876543210fedcba9876543210.1")).as("another client").isFalse();
+        assertThat(LockPaths.isLaterRun(client, owner)).as("no run number").isFalse();
         List<String> queue = new java.util.ArrayList<>(List.of(mine, theirs));
         queue.sort(LockPaths.BY_SEQUENCE);
         assertThat(queue).containsExactly(theirs, mine);
