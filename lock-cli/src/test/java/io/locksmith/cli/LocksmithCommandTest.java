@@ -70,7 +70,7 @@ class LocksmithCommandTest {
             long token = lock.fencingToken();
 
             assertThat(run("inspect", "job:nightly", "--backend", backend, "--namespace", "ops")).isZero();
-            assertThat(out.toString()).contains("state      held").contains("client " + app.clientId())
+            assertThat(out.toString()).contains("state      held").contains("client " + app.clientId() + ".")
                     .contains("token      " + token).contains("lease left");
 
             assertThat(run("release", "job:nightly", "--backend", backend, "--namespace", "ops")).isEqualTo(2);

@@ -58,10 +58,10 @@ class LocksmithJdbcCommandTest {
             String held = out.toString();
             assertThat(held).contains("lock       job:nightly").contains("state      held");
             if (mode.equals("lease")) {
-                assertThat(held).contains("holder     client " + app.clientId()).contains("token      " + token)
+                assertThat(held).contains("holder     client " + app.clientId() + ".").contains("token      " + token)
                         .contains("since").contains("lease left");
             } else if (database.equals("mariadb")) {
-                assertThat(held).contains("holder     client " + app.clientId()).contains("token      " + token)
+                assertThat(held).contains("holder     client " + app.clientId() + ".").contains("token      " + token)
                         .contains("since").doesNotContain("lease left");
             } else {
                 // PostgreSQL shows the backend holding the row, not the client's record
@@ -76,7 +76,8 @@ class LocksmithJdbcCommandTest {
                     .as(err.toString()).isZero();
             assertThat(out.toString()).contains("released lock 'job:nightly'");
             if (!(mode.equals("session") && database.equals("postgresql"))) {
-                assertThat(out.toString()).contains("client " + app.clientId() + ", token " + token + ")");
+                assertThat(out.toString())
+                        .containsPattern("client " + app.clientId() + "\\.[0-9a-f]+, token " + token + "\\)");
             }
 
             DistributedLock next = other.getLock("job:nightly");

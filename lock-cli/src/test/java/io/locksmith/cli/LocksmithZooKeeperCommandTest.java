@@ -72,7 +72,7 @@ class LocksmithZooKeeperCommandTest {
             assertThat(run("inspect", "job:nightly", "--backend", backend, "--namespace", namespace))
                     .as(err.toString()).isZero();
             assertThat(out.toString()).contains("lock       job:nightly").contains("state      held")
-                    .contains("holder     client " + app.clientId()).contains("since")
+                    .contains("holder     client " + app.clientId() + ".").contains("since")
                     .contains("token      " + token)
                     .as("ZooKeeper has no lease the command's provider could see").doesNotContain("lease left");
 
@@ -83,7 +83,7 @@ class LocksmithZooKeeperCommandTest {
             assertThat(run("release", "job:nightly", "--backend", backend, "--namespace", namespace, "--force"))
                     .as(err.toString()).isZero();
             assertThat(out.toString()).contains("released lock 'job:nightly'")
-                    .contains("client " + app.clientId() + ", token " + token + ")");
+                    .containsPattern("client " + app.clientId() + "\\.[0-9a-f]+, token " + token + "\\)");
 
             DistributedLock next = other.getLock("job:nightly");
             assertThat(next.tryLock()).as("another provider's tryLock() right after release --force").isTrue();

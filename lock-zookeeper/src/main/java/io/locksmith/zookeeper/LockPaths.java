@@ -7,10 +7,11 @@ import java.util.Comparator;
 /**
  * Where the locks of one namespace live in ZooKeeper, and how lock names become path segments.
  *
- * <p>Layout: {@code /<namespace>/<segment(name)>/_c_<uuid>-<clientId>-<sequence>}. The namespace node and the
+ * <p>Layout: {@code /<namespace>/<segment(name)>/_c_<uuid>-<owner>-<sequence>}. The namespace node and the
  * per-lock parents are container nodes, which the server deletes once their last child is gone; the lock nodes
- * are ephemeral-sequential, created with Curator's protection ({@code _c_<uuid>-}) and tagged with the provider's
- * client id so that a provider recognises its own nodes.
+ * are ephemeral-sequential, created with Curator's protection ({@code _c_<uuid>-}) and tagged with the owner id of
+ * the acquisition run that created them ({@code <clientId>.<number>}: letters, digits and dots, never a dash), so
+ * that a provider recognises its own nodes and each run its own node.
  *
  * <p>Name mapping: a lock name becomes one path segment by percent-encoding (as UTF-8 bytes, upper-case hex)
  * every character ZooKeeper does not allow in a path or that would change its meaning: {@code '/'}, {@code '%'}
@@ -138,8 +139,8 @@ final class LockPaths {
     }
 
     /**
-     * The client id of the provider that created lock node {@code child}: what lies between the protected prefix
-     * and the sequence number; null for a node of another form.
+     * The owner id of the acquisition run that created lock node {@code child}: what lies between the protected
+     * prefix and the sequence number; null for a node of another form.
      */
     static String owner(String child) {
         int dash = child.lastIndexOf('-');
@@ -150,11 +151,54 @@ final class LockPaths {
         return child.substring(PROTECTED_PREFIX_LENGTH, dash);
     }
 
-    /** Whether lock node {@code child} was created by the provider with client id {@code owner}. */
+    /** Whether lock node {@code child} was created by the acquisition run with owner id {@code owner}. */
     static boolean isOwnedBy(String child, String owner) {
         return child.length() > PROTECTED_PREFIX_LENGTH + owner.length() + 1
                 && child.startsWith("_c_")
                 && child.startsWith(owner, PROTECTED_PREFIX_LENGTH)
                 && child.charAt(PROTECTED_PREFIX_LENGTH + owner.length()) == '-';
+    }
+
+    /**
+     * Whether lock node {@code child} was created by the provider whose acquisition run has owner id {@code owner}
+     * (by this run or another run of the same provider): the owner ids agree up to their last dot.
+     */
+    static boolean isOfClient(String child, String owner) {
+        String creator = owner(child);
+        return creator != null && clientId(creator).equals(clientId(owner));
+    }
+
+    /**
+     * Whether owner id {@code owner} names a later acquisition run than {@code than} of the same provider: same
+     * client id, and a larger run number (the hex number after the last dot, which the provider counts up). False
+     * for owner ids of another form.
+     */
+    static boolean isLaterRun(String owner, String than) {
+        if (!clientId(owner).equals(clientId(than))) {
+            return false;
+        }
+        long run = runNumber(owner);
+        long other = runNumber(than);
+        return run >= 0 && other >= 0 && run > other;
+    }
+
+    /** The run number of an owner id, or -1 if it has none that fits a long. */
+    private static long runNumber(String owner) {
+        int dot = owner.lastIndexOf('.');
+        String digits = owner.substring(dot + 1);
+        if (dot < 0 || digits.isEmpty() || digits.length() > 15) {
+            return -1;
+        }
+        try {
+            return Long.parseLong(digits, 16);
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+
+    /** The provider's client id in an owner id: everything before the last dot (the whole id if it has none). */
+    static String clientId(String owner) {
+        int dot = owner.lastIndexOf('.');
+        return dot < 0 ? owner : owner.substring(0, dot);
     }
 }

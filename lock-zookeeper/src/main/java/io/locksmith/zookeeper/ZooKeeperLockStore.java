@@ -59,16 +59,22 @@ import org.slf4j.LoggerFactory;
  * has a larger one, even after the container parent was reaped and recreated and sequence numbers started again from
  * zero. If the node is not the lowest, the store watches only its predecessor (no herd) and answers busy; the next
  * attempt lists the children again with the node it already has, so the provider keeps its place in the queue. An
- * attempt with a zero wait is the caller's last: a node that is not the lowest is deleted at once. A provider's
- * nodes carry its client id, so nodes left over from a create whose answer never arrived are recognised and deleted.
+ * attempt with a zero wait is the caller's last: a node that is not the lowest is deleted at once. A node's name
+ * carries the owner id of the acquisition run that created it ({@code <clientId>.<number>}, see {@link LockPaths}),
+ * so each run knows its own node, and a provider recognises and deletes its nodes that no run of it uses any more:
+ * left over from a create whose answer never arrived, or from a release whose answer was lost.
  *
  * <p><b>State machine of a node</b> (transitions under the node's monitor): WAITING → HELD when it is the lowest;
  * WAITING → ABANDONED when its waiter gives up, through {@link #abandon} or when the machinery closes the name's
  * subscription, which it does once no thread of the provider waits for the name any more (the node is deleted
- * before the waiter's call returns); HELD → RELEASING → gone, or back to HELD with {@code releaseFailed} when the
- * delete did not get through; HELD → DROPPED when a lease ends or the session is given up (the node is deleted
- * in the background). A node that is still HELD when the machinery asks to acquire its name again belongs to a
- * hold the machinery has dropped: it is deleted, and a new node with a new token is created.
+ * before the waiter's call returns); HELD → RELEASING → gone; HELD → DROPPED when a lease ends or the session is
+ * given up (the node is deleted in the background). A node whose delete did not get an answer stays RELEASING
+ * and is never held again: its delete may have been applied and the lock taken by another client since. The
+ * machinery treats such a release as ended for the thread and retries {@code release} with the same owner id; the
+ * store keeps deleting the node in the background meanwhile, and a retried release deletes it once more and
+ * answers, or answers false at once once a delete has been confirmed. A node that is still there when the machinery
+ * starts a new acquisition run for its name belongs to a run the machinery has ended: it is deleted, and the new
+ * run creates a node of its own with a new token.
  *
  * <p><b>Leases.</b> ZooKeeper has none: a node lives until it is deleted or its session ends. So that a hold
  * still ends with its lease, as the contract wants for {@code tryLock(wait, lease)} and for renewals that keep
@@ -78,11 +84,14 @@ import org.slf4j.LoggerFactory;
  * ops on servers older than 3.6).
  *
  * <p><b>Session.</b> LOST (the session expired, or Curator gave up on it) means every node is gone or going: every
- * hold is reported lost. SUSPENDED follows the {@link SuspendedPolicy}. Holds given up while the session may still
- * be alive are deleted in the background (Curator's guaranteed delete), so that they do not block others.
+ * hold is reported lost. SUSPENDED follows the {@link SuspendedPolicy}, and so does READ_ONLY: a member that lost
+ * the quorum answers reads but cannot vouch for the session, which the quorum may have expired meanwhile, so a
+ * read-only connection counts as suspended until a member of the quorum takes the client back (it neither starts
+ * a new suspension period nor ends one). Holds given up while the session may still be alive are deleted in the
+ * background (Curator's guaranteed delete), so that they do not block others.
  *
  * <p>Every call waits for Curator in the background and at most the operation timeout, then fails with
- * {@link LockBackendException}.
+ * {@link LockBackendException}; an interrupt ends the wait at once the same way, with the interrupt flag left set.
  */
 final class ZooKeeperLockStore implements LockStore {
 
@@ -104,6 +113,11 @@ final class ZooKeeperLockStore implements LockStore {
      * every operation timeout while any is left (a sweep that runs only then).
      */
     private final Set<String> pendingDeletes = ConcurrentHashMap.newKeySet();
+    /**
+     * The node of each hold whose release got no answer, by name and owner id, until a delete of it is confirmed:
+     * what a retried {@link #release} deletes again.
+     */
+    private final ConcurrentHashMap<HoldKey, String> unconfirmedReleases = new ConcurrentHashMap<>();
     private final AtomicBoolean sweepPlanned = new AtomicBoolean();
     private final ScheduledThreadPoolExecutor timers;
     private final ConnectionStateListener connectionListener = this::connectionChanged;
@@ -118,6 +132,8 @@ final class ZooKeeperLockStore implements LockStore {
     private long nextExpiryCheck;
     /** Counts SUSPENDED periods, so that a timer knows whether the period it was set for has ended. */
     private long suspendedEpoch;
+    /** Whether a SUSPENDED period is going on (entered by SUSPENDED or READ_ONLY), guarded by this. */
+    private boolean suspendedNow;
     private ScheduledFuture<?> suspendedTimer;
 
     ZooKeeperLockStore(CuratorFramework client, boolean ownsClient, String address, String namespace, List<ACL> acl,
@@ -157,19 +173,27 @@ final class ZooKeeperLockStore implements LockStore {
         long deadline = System.nanoTime() + timeoutNanos;
         String parent = paths.parent(name);
         Node node = nodes.get(name);
-        if (node != null && !node.isWaiting()) {
-            // The machinery only asks for a name again once it dropped the hold: that node must go, and a new
-            // hold needs a new node so that its token is larger.
+        if (node != null && LockPaths.isLaterRun(node.owner, owner)) {
+            // A late call of a run the machinery has given up: it must not touch the newer run's node, nor leave one.
+            return Acquisition.busy();
+        }
+        if (node != null && (!node.isWaiting() || !node.owner.equals(owner))) {
+            // The node of an earlier acquisition run the machinery has ended (it starts a run for a name only once no
+            // other run of it holds or attempts the name): that node must go, and a new hold needs a new node so that
+            // its token is larger.
             node.drop();
+            node.abandon();
             forget(node);
             deleteWithin(node, deadline, "delete the node of an ended hold");
             node = null;
         }
         try {
+            checkNotInterrupted("acquire lock '" + name + "'");
             boolean fresh;
             while (true) {
                 List<String> children;
                 if (node == null) {
+                    checkNotInterrupted("create a lock node under " + parent);
                     CreatedAndListed first = createAndList(name, owner, parent, deadline);
                     node = first.node();
                     fresh = true;
@@ -193,8 +217,11 @@ final class ZooKeeperLockStore implements LockStore {
                 }
                 List<String> queue = new ArrayList<>(children.size());
                 for (String child : children) {
-                    if (LockPaths.isOwnedBy(child, owner) && !child.equals(node.child)) {
-                        // Ours but unknown: a create whose answer never arrived. It must not keep a place.
+                    if (!child.equals(node.child) && LockPaths.isOfClient(child, owner)
+                            && !LockPaths.isLaterRun(LockPaths.owner(child), owner)) {
+                        // This provider's but not this run's node: a create whose answer never arrived, or the node
+                        // of an ended run whose delete has not landed yet. No other run of this provider holds or
+                        // waits for the name now, so it must not keep a place.
                         deleteWithin(parent + "/" + child, deadline, "delete a stray node of this provider");
                     } else {
                         queue.add(child);
@@ -231,8 +258,14 @@ final class ZooKeeperLockStore implements LockStore {
             if (node != null) {
                 forget(node);
                 if (node.abandon()) {
-                    // The store is failing: do not make the caller wait another timeout.
-                    discard(node.path);
+                    if (Thread.currentThread().isInterrupted() && client.getZookeeperClient().isConnected()) {
+                        // Interrupted, the store is fine: undo the attempt before the caller hears of the interrupt,
+                        // so that nothing of it keeps another client from the lock (the node may be the lowest).
+                        deleteIgnoringInterrupt(node.path, "delete the node of an interrupted attempt");
+                    } else {
+                        // The store is failing: do not make the caller wait another timeout.
+                        discard(node.path);
+                    }
                 }
             }
             throw e;
@@ -257,7 +290,10 @@ final class ZooKeeperLockStore implements LockStore {
         } catch (Exception e) {
             listed = null;
         }
-        Node node = created(name, awaitAnswer(created, "create a lock node under " + parent, deadline), deadline);
+        // A node whose create is unanswered may exist and be the lowest already: an interrupt does not end this
+        // wait while the client is connected, so that the node is known and can be deleted before the caller returns.
+        Node node = created(name, owner, awaitAnswer(created, "create a lock node under " + parent, deadline, true),
+                deadline);
         if (listed == null) {
             return new CreatedAndListed(node, null);
         }
@@ -292,13 +328,13 @@ final class ZooKeeperLockStore implements LockStore {
         }
     }
 
-    private Node created(String name, CuratorEvent event, long deadline) {
+    private Node created(String name, String owner, CuratorEvent event, long deadline) {
         check(event, "create a lock node under " + paths.parent(name));
         Stat stat = event.getStat();
         if (stat == null) {
             stat = statOfFound(event.getName(), deadline);
         }
-        Node node = new Node(name, event.getName(), stat.getCzxid());
+        Node node = new Node(name, owner, event.getName(), stat.getCzxid());
         nodes.put(name, node);
         return node;
     }
@@ -354,34 +390,68 @@ final class ZooKeeperLockStore implements LockStore {
     @Override
     public boolean release(String name, String owner) {
         checkOpen();
+        long deadline = System.nanoTime() + timeoutNanos;
         Node node = nodes.get(name);
-        if (node == null || !node.startRelease()) {
+        if (node != null && node.owner.equals(owner) && node.abandon()) {
+            // a waiting node of an attempt whose outcome the machinery did not learn: it held nothing
+            forget(node);
+            deleteWithin(node, deadline, "delete the node of a failed attempt");
             return false;
         }
-        long deadline = System.nanoTime() + timeoutNanos;
+        if (node == null || !node.owner.equals(owner) || !node.startRelease()) {
+            return releaseAgain(name, owner, deadline);
+        }
         // Guaranteed: should the answer get lost, Curator keeps deleting in the background until it succeeds.
-        boolean succeeded = false;
+        String what = "delete " + node.path;
+        boolean answered = false;
         try {
-            CuratorEvent event = await("delete " + node.path, deadline,
-                    callback -> client.delete().guaranteed().inBackground(callback).forPath(node.path), null);
+            CuratorEvent event = await(what, deadline,
+                    callback -> client.delete().guaranteed().inBackground(callback).forPath(node.path),
+                    late -> deleteAnswered(node.path, late));
             boolean deleted = event.getResultCode() == KeeperException.Code.OK.intValue();
             if (!deleted && event.getResultCode() != KeeperException.Code.NONODE.intValue()) {
-                check(event, "delete " + node.path);
+                check(event, what);
             }
-            succeeded = true;
+            answered = true;
             forget(node);
             return deleted;
         } finally {
-            if (!succeeded) {
-                node.releaseFailed();
+            if (!answered) {
+                // The delete may have been applied and the lock taken by another client since: the node stays
+                // RELEASING, never held again. The store keeps deleting it; a retried release deletes it again.
+                forget(node);
+                unconfirmedReleases.put(new HoldKey(name, owner), node.path);
+                keepDeleting(node.path);
             }
         }
+    }
+
+    /**
+     * A release of a hold this store no longer counts as held by {@code owner}: if an earlier release of it got no
+     * answer and no delete of its node has been confirmed since, the node is deleted again, and the answer tells
+     * whether this call deleted it; otherwise nothing is left to do (false).
+     */
+    private boolean releaseAgain(String name, String owner, long deadline) {
+        String path = unconfirmedReleases.get(new HoldKey(name, owner));
+        if (path == null) {
+            return false;
+        }
+        String what = "delete " + path + " again (an earlier delete got no answer)";
+        CuratorEvent event = await(what, deadline, callback -> client.delete().inBackground(callback).forPath(path),
+                late -> deleteAnswered(path, late));
+        int rc = event.getResultCode();
+        if (rc != KeeperException.Code.OK.intValue() && rc != KeeperException.Code.NONODE.intValue()) {
+            check(event, what);
+        }
+        deleted(path);
+        return rc == KeeperException.Code.OK.intValue();
     }
 
     @Override
     public void abandon(String name, String owner) {
         Node node = nodes.get(name);
-        if (node != null && node.abandon()) {
+        // owner null: the machinery's subscription for the name was closed, whichever run's node waits
+        if (node != null && (owner == null || node.owner.equals(owner)) && node.abandon()) {
             forget(node);
             if (closed.get() || !client.getZookeeperClient().isConnected()) {
                 discard(node.path);
@@ -435,14 +505,15 @@ final class ZooKeeperLockStore implements LockStore {
     // ---------------------------------------------------------------- renew, isLocked
 
     @Override
-    public Set<String> renew(List<String> names, String owner, Duration lease) {
+    public Set<String> renew(Map<String, String> holds, Duration lease) {
         checkOpen();
         long deadline = System.nanoTime() + timeoutNanos;
         Set<String> gone = new HashSet<>();
-        List<Node> pending = new ArrayList<>(names.size());
-        for (String name : names) {
+        List<Node> pending = new ArrayList<>(holds.size());
+        for (Map.Entry<String, String> hold : holds.entrySet()) {
+            String name = hold.getKey();
             Node node = nodes.get(name);
-            if (node == null || node.isWaiting()) {
+            if (node == null || !node.owner.equals(hold.getValue()) || node.isWaiting()) {
                 gone.add(name);
             } else {
                 pending.add(node);
@@ -710,13 +781,15 @@ final class ZooKeeperLockStore implements LockStore {
 
     // ---------------------------------------------------------------- session
 
-    private void connectionChanged(CuratorFramework c, ConnectionState state) {
+    /** Curator's news of the connection; package-private so that tests can deliver states servers cannot produce. */
+    void connectionChanged(CuratorFramework c, ConnectionState state) {
         switch (state) {
             // Waiters are not woken: a failover to another member must not disturb them. Once the session is
             // LOST they look again, and fail with LockBackendException if the ensemble is still away.
-            case SUSPENDED -> suspended();
+            // READ_ONLY: a member without the quorum cannot vouch for the session (see the class comment).
+            case SUSPENDED, READ_ONLY -> suspended();
             case LOST -> lost();
-            case RECONNECTED, CONNECTED, READ_ONLY -> {
+            case RECONNECTED, CONNECTED -> {
                 endSuspension();
                 retryPendingDeletes();
                 wakeAll();
@@ -726,6 +799,12 @@ final class ZooKeeperLockStore implements LockStore {
     }
 
     private void suspended() {
+        synchronized (this) {
+            if (suspendedNow) {
+                return; // read-only after SUSPENDED, or SUSPENDED after read-only: the period goes on
+            }
+            suspendedNow = true;
+        }
         if (suspendedPolicy == SuspendedPolicy.LOST) {
             dropHolds("the connection to ZooKeeper was suspended (suspended policy LOST)");
             return;
@@ -758,6 +837,7 @@ final class ZooKeeperLockStore implements LockStore {
     }
 
     private synchronized void endSuspension() {
+        suspendedNow = false;
         suspendedEpoch++;
         if (suspendedTimer != null) {
             suspendedTimer.cancel(false);
@@ -809,6 +889,7 @@ final class ZooKeeperLockStore implements LockStore {
         timers.shutdownNow();
         List<Node> left = List.copyOf(nodes.values());
         nodes.clear();
+        unconfirmedReleases.clear();
         if (ownsClient) {
             // Closing the session deletes every ephemeral node at once.
             client.close();
@@ -836,20 +917,29 @@ final class ZooKeeperLockStore implements LockStore {
         deleteWithin(node.path, deadline, why);
     }
 
-    /** Deletes {@code path} waiting until the deadline; if that fails, keeps trying in the background. */
+    /**
+     * Deletes {@code path} waiting until the deadline; if that fails, or the wait is interrupted (the flag stays
+     * set), keeps trying in the background.
+     */
     private void deleteWithin(String path, long deadline, String why) {
         try {
             CuratorEvent event = await(why + ": " + path, deadline,
-                    callback -> client.delete().guaranteed().inBackground(callback).forPath(path), null);
+                    callback -> client.delete().guaranteed().inBackground(callback).forPath(path),
+                    late -> deleteAnswered(path, late));
             int rc = event.getResultCode();
             if (rc != KeeperException.Code.OK.intValue() && rc != KeeperException.Code.NONODE.intValue()) {
                 log.warn("{} - could not {} ({}); retrying in the background", address, why + " " + path,
                         describe(rc));
                 discard(path);
+            } else {
+                deleted(path);
             }
         } catch (LockBackendException e) {
-            log.warn("{} - could not {} in time; the delete goes on in the background: {}", address, why,
-                    e.getMessage());
+            keepDeleting(path);
+            if (!Thread.currentThread().isInterrupted()) {
+                log.warn("{} - could not {} in time; the delete goes on in the background: {}", address, why,
+                        e.getMessage());
+            }
         }
     }
 
@@ -866,6 +956,44 @@ final class ZooKeeperLockStore implements LockStore {
         pendingDeletes.add(path);
         sendDelete(path);
         planSweep();
+    }
+
+    /**
+     * Keeps deleting {@code path} in the background, whose delete is on its way but unanswered: it is sent again
+     * on every reconnection and sweep until one is confirmed.
+     */
+    private void keepDeleting(String path) {
+        if (ownsClient && closed.get()) {
+            return;
+        }
+        pendingDeletes.add(path);
+        planSweep();
+    }
+
+    /** {@link #deleteWithin} for one operation timeout, the thread's interrupt flag hidden meanwhile. */
+    private void deleteIgnoringInterrupt(String path, String why) {
+        boolean interrupted = Thread.interrupted();
+        try {
+            deleteWithin(path, System.nanoTime() + timeoutNanos, why);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** A delete of {@code path} whose answer came after its caller gave up. */
+    private void deleteAnswered(String path, CuratorEvent late) {
+        int rc = late.getResultCode();
+        if (rc == KeeperException.Code.OK.intValue() || rc == KeeperException.Code.NONODE.intValue()) {
+            deleted(path);
+        }
+    }
+
+    /** A delete of {@code path} is confirmed: nothing is left to send or to do again. */
+    private void deleted(String path) {
+        pendingDeletes.remove(path);
+        unconfirmedReleases.values().remove(path);
     }
 
     private void retryPendingDeletes() {
@@ -900,7 +1028,7 @@ final class ZooKeeperLockStore implements LockStore {
             client.delete().guaranteed().inBackground((c, event) -> {
                 int rc = event.getResultCode();
                 if (rc == KeeperException.Code.OK.intValue() || rc == KeeperException.Code.NONODE.intValue()) {
-                    pendingDeletes.remove(path);
+                    deleted(path);
                 } else {
                     log.warn("{} - background delete of {} failed: {}; it is sent again", address, path,
                             describe(rc));
@@ -920,10 +1048,15 @@ final class ZooKeeperLockStore implements LockStore {
      * Starts one background operation and waits for its answer until {@code deadline}. An answer that arrives
      * after the caller gave up goes to {@code late}, if given.
      *
-     * <p>The wait ignores interrupts (and restores the interrupt status when it returns): the answer is usually a
-     * moment away, {@code lock()} must not fail because of an interrupt, and taking the answer leaves nothing
-     * behind, such as a node created for nobody. The machinery checks the interrupt status after each call, so
-     * {@code lockInterruptibly()} still reacts, at most one operation timeout later.
+     * <p>An interrupt ends the wait at once with {@link LockBackendException}, the interrupt flag left set, like a
+     * timeout: the outcome is unknown, and the machinery ends the acquisition run, so {@code lockInterruptibly()}
+     * throws {@link InterruptedException} while {@code lock()} tries again with a new run. What the attempt leaves
+     * behind is undone before {@code tryAcquire} returns while the client is connected, so that another client can
+     * take the lock as soon as the interrupted caller returns: the attempt's node is deleted (one round trip), and
+     * the answer of a create on its way is waited for first (its node may exist and be the lowest already). While
+     * the client is disconnected nothing can be undone in time: the node is deleted in the background, or when the
+     * create's late answer comes. The machinery hides the flag from releases, so {@code unlock()} still waits for
+     * its answer.
      */
     private CuratorEvent await(String what, long deadline, Launch launch, Consumer<CuratorEvent> late) {
         CompletableFuture<CuratorEvent> answer;
@@ -947,16 +1080,33 @@ final class ZooKeeperLockStore implements LockStore {
         return answer;
     }
 
-    /** Waits for {@code answer} until {@code deadline}, ignoring (and keeping) interrupts; see {@link #await}. */
+    /** Waits for {@code answer} until {@code deadline} or an interrupt; see {@link #await}. */
     private <T> T awaitAnswer(CompletableFuture<T> answer, String what, long deadline) {
+        return awaitAnswer(answer, what, deadline, false);
+    }
+
+    /**
+     * Waits for {@code answer} until {@code deadline} or an interrupt; with {@code finishIfConnected}, an interrupt
+     * ends the wait only if the client is disconnected at that moment (and is kept for the caller otherwise).
+     */
+    private <T> T awaitAnswer(CompletableFuture<T> answer, String what, long deadline, boolean finishIfConnected) {
         long start = System.nanoTime();
-        boolean interrupted = false;
+        boolean deferred = false;
         try {
             while (true) {
                 try {
                     return answer.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
                 } catch (InterruptedException e) {
-                    interrupted = true;
+                    if (finishIfConnected && client.getZookeeperClient().isConnected()) {
+                        deferred = true;
+                        continue;
+                    }
+                    Thread.currentThread().interrupt();
+                    if (answer.completeExceptionally(new CancellationException("interrupted"))) {
+                        throw failure("interrupted after " + millis(System.nanoTime() - start) + " ms waiting for "
+                                + "the answer to '" + what + "'", e);
+                    }
+                    return answer.join();
                 } catch (TimeoutException e) {
                     if (answer.completeExceptionally(new CancellationException("timed out"))) {
                         throw failure("no answer to '" + what + "' after " + millis(System.nanoTime() - start)
@@ -968,9 +1118,16 @@ final class ZooKeeperLockStore implements LockStore {
                 }
             }
         } finally {
-            if (interrupted) {
+            if (deferred) {
                 Thread.currentThread().interrupt();
             }
+        }
+    }
+
+    /** Throws, the flag left set, if the thread is interrupted: nothing is sent for a caller that gave up. */
+    private void checkNotInterrupted(String what) {
+        if (Thread.currentThread().isInterrupted()) {
+            throw failure("interrupted before it could " + what, null);
         }
     }
 
@@ -1010,19 +1167,24 @@ final class ZooKeeperLockStore implements LockStore {
         return TimeUnit.NANOSECONDS.toMillis(nanos);
     }
 
-    /** This provider's node for one lock: where it is, its token, and where it stands. */
+    /** The store's key of one hold: a lock name and the owner id of the acquisition run that holds it. */
+    private record HoldKey(String name, String owner) {
+    }
+
+    /** This provider's node for one lock: its acquisition run, where it is, its token, and where it stands. */
     private final class Node {
         final String name;
+        final String owner;
         final String path;
         final String child;
         final long czxid;
         final Watcher watcher;
         private State state = State.WAITING;
-        private boolean releaseFailed;
         private long leaseEnd;
 
-        Node(String name, String path, long czxid) {
+        Node(String name, String owner, String path, long czxid) {
             this.name = name;
+            this.owner = owner;
             this.path = path;
             this.child = path.substring(path.lastIndexOf('/') + 1);
             this.czxid = czxid;
@@ -1074,25 +1236,18 @@ final class ZooKeeperLockStore implements LockStore {
             return true;
         }
 
-        synchronized void releaseFailed() {
-            if (state == State.RELEASING) {
-                state = State.HELD;
-                releaseFailed = true;
-            }
-        }
-
         /** Whether a missing node found by a renewal means a lost hold (and not one being released right now). */
         synchronized boolean isGoneFor(Map<String, Node> current) {
             return current.get(name) == this && state == State.HELD;
         }
 
         synchronized boolean isHeld() {
-            return state == State.HELD && !releaseFailed;
+            return state == State.HELD;
         }
 
         /** HELD → DROPPED if the lease has ended by {@code now}; true if this call made the transition. */
         synchronized boolean expire(long now) {
-            if (state != State.HELD || releaseFailed || now - leaseEnd < 0) {
+            if (state != State.HELD || now - leaseEnd < 0) {
                 return false;
             }
             state = State.DROPPED;

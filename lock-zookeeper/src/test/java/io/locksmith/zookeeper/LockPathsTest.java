@@ -84,19 +84,36 @@ class LockPathsTest {
     }
 
     @Test
-    @DisplayName("lock nodes sort by sequence and are recognised by their owner")
+    @DisplayName("lock nodes sort by sequence and are recognised by their owner id and its client id")
     void nodeNames() {
-        String owner = "0123456789abcdef0123456789abcdef";
+        String client = "0123456789abcdef0123456789abcdef";
+        String owner = client + ".1c";
         String mine = "_c_2d1e7c5c-3b7a-4f0e-9f43-2b8f4a7e6d11-" + owner + "-0000000012";
-        String theirs = "_c_5f0c1a9e-7f43-4b8e-8a51-0c6e3d2b1a00-fedcba9876543210fedcba9876543210-0000000003";
+        String earlierRun = "_c_0a1b2c3d-3b7a-4f0e-9f43-2b8f4a7e6d11-" + client + ".1-0000000007";
+        String theirs = "_c_5f0c1a9e-7f43-4b8e-8a51-0c6e3d2b1a00-fedcba9876543210fedcba9876543210.1c-0000000003";
         assertThat(LockPaths.sequence(mine)).isEqualTo(12);
         assertThat(LockPaths.sequence("no-sequence-here")).isEqualTo(Long.MAX_VALUE);
         assertThat(LockPaths.isOwnedBy(mine, owner)).isTrue();
+        assertThat(LockPaths.isOwnedBy(earlierRun, owner)).as("a node of another run of the same client").isFalse();
+        assertThat(LockPaths.isOwnedBy(mine, client + ".1")).as("an owner id that is a prefix of the node's")
+                .isFalse();
+        assertThat(LockPaths.isOwnedBy(mine, client)).as("the bare client id").isFalse();
         assertThat(LockPaths.isOwnedBy(theirs, owner)).isFalse();
         assertThat(LockPaths.isOwnedBy(owner + "-0000000001", owner)).isFalse();
+        assertThat(LockPaths.isOfClient(mine, owner)).isTrue();
+        assertThat(LockPaths.isOfClient(earlierRun, owner)).isTrue();
+        assertThat(LockPaths.isOfClient(theirs, owner)).isFalse();
+        assertThat(LockPaths.isOfClient(owner + "-0000000001", owner)).isFalse();
         assertThat(LockPaths.owner(mine)).isEqualTo(owner);
-        assertThat(LockPaths.owner(theirs)).isEqualTo("fedcba9876543210fedcba9876543210");
+        assertThat(LockPaths.owner(earlierRun)).isEqualTo(client + ".1");
+        assertThat(LockPaths.owner(theirs)).isEqualTo("fedcba9876543210fedcba9876543210.1c");
         assertThat(LockPaths.owner(owner + "-0000000001")).isNull();
+        assertThat(LockPaths.clientId(owner)).isEqualTo(client);
+        assertThat(LockPaths.isLaterRun(owner, client + ".1")).isTrue();
+        assertThat(LockPaths.isLaterRun(client + ".1", owner)).isFalse();
+        assertThat(LockPaths.isLaterRun(owner, owner)).isFalse();
+        assertThat(LockPaths.isLaterRun(owner, "fedcba9876543210fedcba9876543210.1")).as("another client").isFalse();
+        assertThat(LockPaths.isLaterRun(client, owner)).as("no run number").isFalse();
         List<String> queue = new java.util.ArrayList<>(List.of(mine, theirs));
         queue.sort(LockPaths.BY_SEQUENCE);
         assertThat(queue).containsExactly(theirs, mine);

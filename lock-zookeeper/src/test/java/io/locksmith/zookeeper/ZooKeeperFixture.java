@@ -17,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.utils.ZookeeperFactory;
 import org.apache.zookeeper.KeeperException;
 
 /** What the ZooKeeper tests share: clients on a test server, and looking into the server directly. */
@@ -39,19 +40,37 @@ final class ZooKeeperFixture {
     /** A started client with the given session timeout. */
     static CuratorFramework client(String connectString, Duration operationTimeout, Duration sessionTimeout,
             AtomicLong requests, String digestCredentials) {
+        return client(builder(connectString, operationTimeout, sessionTimeout,
+                requests == null ? null : CountingZooKeeper.factory(requests), digestCredentials));
+    }
+
+    /** A started client with a session of three operation timeouts whose handles {@code factory} makes. */
+    static CuratorFramework client(String connectString, Duration operationTimeout, ZookeeperFactory factory) {
+        return client(builder(connectString, operationTimeout, operationTimeout.multipliedBy(3), factory, null));
+    }
+
+    /** What the test clients are built from; {@code factory} and {@code digestCredentials} may be null. */
+    static CuratorFrameworkFactory.Builder builder(String connectString, Duration operationTimeout,
+            Duration sessionTimeout, ZookeeperFactory factory, String digestCredentials) {
         int opMs = (int) operationTimeout.toMillis();
         CuratorFrameworkFactory.Builder builder = CuratorFrameworkFactory.builder()
                 .connectString(connectString)
                 .sessionTimeoutMs((int) sessionTimeout.toMillis())
                 .connectionTimeoutMs(opMs)
                 .retryPolicy(ZooKeeperLockProviders.retryPolicy(opMs));
-        if (requests != null) {
-            builder.zookeeperFactory(CountingZooKeeper.factory(requests));
+        if (factory != null) {
+            builder.zookeeperFactory(factory);
         }
         if (digestCredentials != null) {
             builder.authorization("digest", digestCredentials.getBytes(StandardCharsets.UTF_8));
         }
+        return builder;
+    }
+
+    /** Builds and starts a client, and waits until it is connected. */
+    static CuratorFramework client(CuratorFrameworkFactory.Builder builder) {
         CuratorFramework client = builder.build();
+        String connectString = builder.getEnsembleProvider().getConnectionString();
         client.start();
         try {
             if (!client.blockUntilConnected(30, TimeUnit.SECONDS)) {

@@ -118,8 +118,8 @@ class ZooKeeperInspectTest {
     }
 
     @Test
-    @DisplayName("a held lock: the holder's client id, its node's creation time and zxid; a lease only in the "
-            + "holder's own view")
+    @DisplayName("a held lock: the owner id of the holder's hold, its node's creation time and zxid; a lease only "
+            + "in the holder's own view")
     void held() throws Exception {
         LockProvider holder = provider(options().build());
         LockProvider operator = provider(options().build());
@@ -129,14 +129,14 @@ class ZooKeeperInspectTest {
 
         LockInfo info = operator.inspect("job:nightly");
         assertThat(info.isLocked()).isTrue();
-        assertThat(info.owner()).contains(holder.clientId());
+        assertThat(info.owner()).hasValueSatisfying(owner -> assertThat(owner).startsWith(holder.clientId() + "."));
         assertThat(info.fencingToken()).hasValue(lock.fencingToken());
         assertThat(info.fencingToken()).hasValue(node.getCzxid());
         assertThat(info.acquiredAt()).contains(Instant.ofEpochMilli(node.getCtime()));
         assertThat(info.leaseRemaining()).as("lease seen by another provider: ZooKeeper has none").isEmpty();
 
         LockInfo own = holder.inspect("job:nightly");
-        assertThat(own.owner()).contains(holder.clientId());
+        assertThat(own.owner()).hasValueSatisfying(owner -> assertThat(owner).startsWith(holder.clientId() + "."));
         assertThat(own.fencingToken()).hasValue(lock.fencingToken());
         assertThat(own.leaseRemaining()).as("the holder's own client-side lease").hasValueSatisfying(left ->
                 assertThat(left).isPositive().isLessThanOrEqualTo(Duration.ofSeconds(30)));
@@ -168,13 +168,13 @@ class ZooKeeperInspectTest {
         awaitTrue("the waiter is queued", () -> nodes("queue").size() == 2);
 
         LockInfo info = operator.inspect("queue");
-        assertThat(info.owner()).contains(holder.clientId());
+        assertThat(info.owner()).hasValueSatisfying(owner -> assertThat(owner).startsWith(holder.clientId() + "."));
         assertThat(info.fencingToken()).hasValue(firstToken);
 
         first.unlock();
         awaitTrue("the waiter holds the lock", () -> nodes("queue").size() == 1);
         LockInfo next = operator.inspect("queue");
-        assertThat(next.owner()).contains(waiter.clientId());
+        assertThat(next.owner()).hasValueSatisfying(owner -> assertThat(owner).startsWith(waiter.clientId() + "."));
         assertThat(next.fencingToken().getAsLong()).isGreaterThan(firstToken);
         done.countDown();
         assertThat(second.get(BOUND.toMillis(), TimeUnit.MILLISECONDS)).isEqualTo(next.fencingToken().getAsLong());
@@ -219,7 +219,8 @@ class ZooKeeperInspectTest {
         assertThat(lock.isHeldByCurrentThread()).isFalse();
         assertThatThrownBy(lock::unlock).isInstanceOf(LockLostException.class);
         awaitTrue("the first waiter holds the lock",
-                () -> waiterProviders.get(0).clientId().equals(operator.inspect("stuck").owner().orElse(null)));
+                () -> operator.inspect("stuck").owner().orElse("")
+                        .startsWith(waiterProviders.get(0).clientId() + "."));
         assertThat(nodes("stuck")).as("nodes after the forced release").isEqualTo(queue.subList(1, 3));
         LockInfo next = operator.inspect("stuck");
         assertThat(next.fencingToken().getAsLong()).isGreaterThan(token);
@@ -228,7 +229,8 @@ class ZooKeeperInspectTest {
         assertThat(waiters.get(0).get(BOUND.toMillis(), TimeUnit.MILLISECONDS)).isEqualTo(
                 next.fencingToken().getAsLong());
         awaitTrue("the second waiter holds the lock",
-                () -> waiterProviders.get(1).clientId().equals(operator.inspect("stuck").owner().orElse(null)));
+                () -> operator.inspect("stuck").owner().orElse("")
+                        .startsWith(waiterProviders.get(1).clientId() + "."));
         releases.get(1).countDown();
         assertThat(waiters.get(1).get(BOUND.toMillis(), TimeUnit.MILLISECONDS)).isGreaterThan(
                 next.fencingToken().getAsLong());
@@ -252,7 +254,8 @@ class ZooKeeperInspectTest {
         assertThat(operator.forceRelease("taken")).isTrue();
         assertThat(other.tryLock()).as("tryLock() after the forced release").isTrue();
         assertThat(other.fencingToken()).isGreaterThan(token);
-        assertThat(operator.inspect("taken").owner()).contains(operator.clientId());
+        assertThat(operator.inspect("taken").owner())
+                .hasValueSatisfying(owner -> assertThat(owner).startsWith(operator.clientId() + "."));
         other.unlock();
         assertThatThrownBy(lock::unlock).isInstanceOf(LockLostException.class);
     }

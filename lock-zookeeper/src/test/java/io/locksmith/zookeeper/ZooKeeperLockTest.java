@@ -9,7 +9,9 @@ import io.locksmith.LockListener;
 import io.locksmith.LockLostException;
 import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
+import io.locksmith.TimeSource;
 import io.locksmith.spi.LockStores;
+import io.locksmith.spi.StoreEvents;
 import io.locksmith.tests.FencedResource;
 import io.locksmith.tests.servers.ZooKeeperServer;
 import io.locksmith.zookeeper.ZooKeeperLockProviders.SuspendedPolicy;
@@ -18,6 +20,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -30,6 +33,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.retry.RetryOneTime;
 import org.apache.zookeeper.KeeperException;
@@ -116,6 +120,27 @@ class ZooKeeperLockTest {
 
     private LockProvider provider(LockOptions options) {
         return provider(client(null, null), options);
+    }
+
+    /** A store of its own on {@code client} (the test calls it as the machinery would); closed before the client. */
+    private ZooKeeperLockStore store(CuratorFramework client) {
+        return store(client, new StoreEvents() {
+            @Override
+            public void holdLost(String name, String owner, String reason) {
+            }
+
+            @Override
+            public void allHoldsLost(String reason) {
+            }
+        });
+    }
+
+    private ZooKeeperLockStore store(CuratorFramework client, StoreEvents events) {
+        ZooKeeperLockStore store = new ZooKeeperLockStore(client, false, "zookeeper://test", namespace, null,
+                SuspendedPolicy.LOST_AFTER_SESSION_TIMEOUT, OPERATION_TIMEOUT, TimeSource.system());
+        store.start(events);
+        opened.add(store::close);
+        return store;
     }
 
     @Test
@@ -540,6 +565,124 @@ class ZooKeeperLockTest {
         lock.unlock();
     }
 
+    @Test
+    @DisplayName("a release whose answer was lost: a retried release of that owner answers without failing and "
+            + "leaves the newer hold of the same provider alone")
+    void releaseWithLostAnswer() throws Exception {
+        StallingZooKeeper.Stall stall = new StallingZooKeeper.Stall();
+        CuratorFramework stalled = ZooKeeperFixture.client(server.connectString(), OPERATION_TIMEOUT,
+                StallingZooKeeper.factory(stall));
+        opened.add(stalled::close);
+        ZooKeeperLockStore store = store(stalled);
+        ZooKeeperLockStore other = store(client(null, null));
+        String client = "0123456789abcdef0123456789abcdef";
+        String first = client + ".1";
+        String second = client + ".2";
+        Duration lease = Duration.ofSeconds(30);
+        long firstToken = store.tryAcquire("lost-answer", first, lease, Duration.ZERO).fencingToken();
+
+        stall.hold("delete");
+        assertThatThrownBy(() -> store.release("lost-answer", first)).as("a release whose answer is held back")
+                .isInstanceOf(LockBackendException.class);
+        assertThat(nodes("lost-answer")).as("nodes after the delete whose answer was lost: it was applied").isEmpty();
+        stall.drop();
+        assertThat(store.renew(Map.of("lost-answer", first), lease)).as("names the first owner no longer holds")
+                .containsExactly("lost-answer");
+
+        long secondToken = store.tryAcquire("lost-answer", second, lease, Duration.ZERO).fencingToken();
+        assertThat(secondToken).isGreaterThan(firstToken);
+        List<String> held = nodes("lost-answer");
+        assertThat(held).as("nodes of the second hold").hasSize(1);
+        assertThat(LockPaths.isOwnedBy(held.get(0).substring(held.get(0).lastIndexOf('/') + 1), second)).isTrue();
+
+        // the machinery retries the first owner's release in the background until it is answered
+        assertThat(store.release("lost-answer", first)).as("retried release of the first owner").isFalse();
+        assertThat(store.release("lost-answer", first)).as("retried once more").isFalse();
+        assertThat(nodes("lost-answer")).as("nodes after the retries").isEqualTo(held);
+        assertThat(store.renew(Map.of("lost-answer", second), lease)).as("names the second owner no longer holds")
+                .isEmpty();
+        assertThat(store.renew(Map.of("lost-answer", first), lease)).as("names the first owner no longer holds")
+                .containsExactly("lost-answer");
+        assertThat(other.tryAcquire("lost-answer", "fedcba9876543210fedcba9876543210.1", lease, Duration.ZERO)
+                .isAcquired()).as("another client's attempt while the second hold lasts").isFalse();
+        assertThat(store.release("lost-answer", second)).as("release of the second hold").isTrue();
+        assertThat(nodes("lost-answer")).isEmpty();
+    }
+
+    /**
+     * A member that lost the quorum and serves clients read-only answers reads, so renewals would find the holder's
+     * node, but cannot vouch for the session, which the quorum may expire meanwhile. ZooKeeper 3.9 refuses to take
+     * an existing session in read-only mode ("Refusing global session reconnection in RO mode"), so no server here
+     * can move a session with a held node to READ_ONLY: the test hands the store the states Curator would deliver.
+     */
+    @Test
+    @DisplayName("READ_ONLY after SUSPENDED does not end the suspension: the holds are lost one session timeout "
+            + "after it began")
+    void readOnlyIsNoReconnection() throws Exception {
+        CuratorFramework client = client(null, null);
+        List<String> losses = new CopyOnWriteArrayList<>();
+        ZooKeeperLockStore store = store(client, new StoreEvents() {
+            @Override
+            public void holdLost(String name, String owner, String reason) {
+                losses.add(name + " " + owner + ": " + reason);
+            }
+
+            @Override
+            public void allHoldsLost(String reason) {
+                losses.add("all: " + reason);
+            }
+        });
+        assertThat(store.tryAcquire("read-only", "0123456789abcdef0123456789abcdef.1", Duration.ofSeconds(30),
+                Duration.ZERO).isAcquired()).isTrue();
+
+        store.connectionChanged(client, ConnectionState.SUSPENDED);
+        store.connectionChanged(client, ConnectionState.READ_ONLY);
+
+        awaitTrue("the holds are reported lost", () -> !losses.isEmpty());
+        assertThat(losses).singleElement().asString().startsWith("all: ").contains("suspended");
+        awaitTrue("the held node is deleted", () -> nodes("read-only").isEmpty());
+    }
+
+    @Test
+    @DisplayName("lockInterruptibly(): an interrupt ends the wait for ZooKeeper's answer at once, while the lock "
+            + "is still held")
+    void interruptEndsTheWaitForAnAnswer() throws Exception {
+        DistributedLock holder = provider(options().build()).getLock("patience");
+        holder.lock();
+        StallingZooKeeper.Stall stall = new StallingZooKeeper.Stall();
+        CuratorFramework stalled = ZooKeeperFixture.client(server.connectString(), OPERATION_TIMEOUT,
+                StallingZooKeeper.factory(stall));
+        opened.add(stalled::close);
+        // an operation timeout far beyond this test: only the interrupt can end the wait
+        DistributedLock lock = provider(stalled, options().operationTimeout(Duration.ofHours(1)).build())
+                .getLock("patience");
+        // the waiter's node is created, and the answer to its listing does not come
+        stall.hold("getChildren");
+        AtomicReference<Thread> waiterThread = new AtomicReference<>();
+        Future<Throwable> waiter = threads.submit(() -> {
+            waiterThread.set(Thread.currentThread());
+            try {
+                lock.lockInterruptibly();
+                return null;
+            } catch (Throwable t) {
+                return t;
+            }
+        });
+        awaitTrue("the waiter waits for a held-back answer", () -> stall.held() > 0 && waiterThread.get() != null
+                && waitsForTheStore(waiterThread.get()));
+
+        waiterThread.get().interrupt();
+        // a hang guard, not a speed check: without the fix the wait ends only with the answer or the hour
+        assertThat(waiter.get(BOUND.toMillis(), TimeUnit.MILLISECONDS)).as("what lockInterruptibly() gave")
+                .isInstanceOf(InterruptedException.class);
+        assertThat(holder.isHeldByCurrentThread()).as("the holder's hold").isTrue();
+        assertThat(lock.isHeldByCurrentThread()).isFalse();
+        stall.deliver();
+        awaitTrue("the interrupted waiter's node is deleted once its answer comes",
+                () -> nodes("patience").size() == 1);
+        holder.unlock();
+    }
+
     // ------------------------------------------------------------------------------------------------------
 
     private List<String> nodes(String name) {
@@ -582,6 +725,14 @@ class ZooKeeperLockTest {
             names.add(lockName);
             reasons.add(reason);
         }
+    }
+
+    /** Whether {@code thread} is parked inside a store call, waiting for ZooKeeper's answer. */
+    private static boolean waitsForTheStore(Thread thread) {
+        Thread.State state = thread.getState();
+        return (state == Thread.State.WAITING || state == Thread.State.TIMED_WAITING)
+                && Arrays.stream(thread.getStackTrace())
+                        .anyMatch(frame -> frame.getClassName().startsWith(ZooKeeperLockStore.class.getName()));
     }
 
     /**
