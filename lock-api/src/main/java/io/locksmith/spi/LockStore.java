@@ -12,7 +12,8 @@ import java.util.Set;
  *
  * <p>The machinery guarantees that at most one thread of a provider holds or attempts a given name at a time.
  * Each acquisition run (one {@code lock()} or {@code tryLock} call, with all its attempts) has an owner id of its
- * own: the provider's client id, a dot and a number the provider never uses again ({@code 3f2a….1c}). So an
+ * own: the provider's client id, a dot and a hex number that grows with every run and is never used again
+ * ({@code 3f2a….1c}), so a store may tell a later run of the same provider from an earlier one. So an
  * owner id names one hold, and a call that arrives late (a release retried after its answer was lost, an attempt
  * the server ran after the client gave up on it) can only ever act on the hold it was made for, never on a newer
  * hold of the same provider. Owner ids are at most 64 ASCII characters, letters, digits and dots. Names arrive
