@@ -1,17 +1,15 @@
 package io.locksmith.redis;
 
-import io.locksmith.LockInfo;
 import io.locksmith.spi.Acquisition;
+import io.locksmith.spi.ForwardingLockStore;
 import io.locksmith.spi.LockStore;
-import io.locksmith.spi.StoreEvents;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /** A store that forwards to a real one and counts the machinery's calls, to check behaviour by counts. */
-class CountingStore implements LockStore {
-    final LockStore delegate;
+class CountingStore extends ForwardingLockStore {
     /** Acquisition attempts begun; an attempt counts here before the store has answered it. */
     final AtomicInteger acquireAttempts = new AtomicInteger();
     /**
@@ -23,23 +21,13 @@ class CountingStore implements LockStore {
     final AtomicInteger renewCalls = new AtomicInteger();
 
     CountingStore(LockStore delegate) {
-        this.delegate = delegate;
-    }
-
-    @Override
-    public String address() {
-        return delegate.address();
-    }
-
-    @Override
-    public void start(StoreEvents events) {
-        delegate.start(events);
+        super(delegate);
     }
 
     @Override
     public Acquisition tryAcquire(String name, String owner, Duration lease, Duration wait) {
         acquireAttempts.incrementAndGet();
-        Acquisition answer = delegate.tryAcquire(name, owner, lease, wait);
+        Acquisition answer = super.tryAcquire(name, owner, lease, wait);
         if (!answer.isAcquired()) {
             busyAnswers.incrementAndGet();
         }
@@ -47,44 +35,14 @@ class CountingStore implements LockStore {
     }
 
     @Override
-    public boolean release(String name, String owner) {
-        return delegate.release(name, owner);
-    }
-
-    @Override
     public Set<String> renew(Map<String, String> holds, Duration lease) {
         renewCalls.incrementAndGet();
-        return delegate.renew(holds, lease);
-    }
-
-    @Override
-    public int renewBatchSize() {
-        return delegate.renewBatchSize();
-    }
-
-    @Override
-    public boolean isLocked(String name) {
-        return delegate.isLocked(name);
-    }
-
-    @Override
-    public LockInfo inspect(String name) {
-        return delegate.inspect(name);
-    }
-
-    @Override
-    public boolean forceRelease(String name) {
-        return delegate.forceRelease(name);
+        return super.renew(holds, lease);
     }
 
     @Override
     public Subscription subscribe(String name, Runnable onRelease) {
         subscriptions.incrementAndGet();
-        return delegate.subscribe(name, onRelease);
-    }
-
-    @Override
-    public void close() {
-        delegate.close();
+        return super.subscribe(name, onRelease);
     }
 }

@@ -1,10 +1,9 @@
 package io.locksmith.tests;
 
 import io.locksmith.LockBackendException;
-import io.locksmith.LockInfo;
 import io.locksmith.spi.Acquisition;
+import io.locksmith.spi.ForwardingLockStore;
 import io.locksmith.spi.LockStore;
-import io.locksmith.spi.StoreEvents;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -35,7 +34,7 @@ import java.util.function.Supplier;
  * ({@link #arm}), or drawn at random for every call ({@link #randomFaults}) by a torture run; both stop with
  * {@link #stop()}, which a test calls before its providers close.
  */
-public final class FaultyStore implements LockStore {
+public final class FaultyStore extends ForwardingLockStore {
 
     /** The calls faults can be armed for. */
     public enum Call { ACQUIRE, RELEASE, RENEW }
@@ -58,7 +57,6 @@ public final class FaultyStore implements LockStore {
         DELAY
     }
 
-    private final LockStore delegate;
     private final Duration operationTimeout;
     private final Map<Call, ConcurrentLinkedQueue<Armed>> armed = new EnumMap<>(Call.class);
     private final Map<Call, AtomicInteger> calls = new EnumMap<>(Call.class);
@@ -80,7 +78,7 @@ public final class FaultyStore implements LockStore {
      *     {@link Fault#DELAY delayed} call reaches the store after it
      */
     public FaultyStore(LockStore delegate, Duration operationTimeout) {
-        this.delegate = delegate;
+        super(delegate);
         this.operationTimeout = operationTimeout;
         for (Call call : Call.values()) {
             armed.put(call, new ConcurrentLinkedQueue<>());
@@ -159,16 +157,6 @@ public final class FaultyStore implements LockStore {
     // ---------------------------------------------------------------- the store
 
     @Override
-    public String address() {
-        return delegate.address();
-    }
-
-    @Override
-    public void start(StoreEvents events) {
-        delegate.start(events);
-    }
-
-    @Override
     public Acquisition tryAcquire(String name, String owner, Duration lease, Duration wait) {
         // a late attempt makes one attempt: its caller is no longer waiting for it
         return call(Call.ACQUIRE, Set.of(name), () -> delegate.tryAcquire(name, owner, lease, wait),
@@ -184,36 +172,6 @@ public final class FaultyStore implements LockStore {
     public Set<String> renew(Map<String, String> holds, Duration lease) {
         Map<String, String> copy = new LinkedHashMap<>(holds);
         return call(Call.RENEW, holds.keySet(), () -> delegate.renew(holds, lease), () -> delegate.renew(copy, lease));
-    }
-
-    @Override
-    public int renewBatchSize() {
-        return delegate.renewBatchSize();
-    }
-
-    @Override
-    public boolean isLocked(String name) {
-        return delegate.isLocked(name);
-    }
-
-    @Override
-    public Subscription subscribe(String name, Runnable onRelease) {
-        return delegate.subscribe(name, onRelease);
-    }
-
-    @Override
-    public void abandon(String name, String owner) {
-        delegate.abandon(name, owner);
-    }
-
-    @Override
-    public LockInfo inspect(String name) {
-        return delegate.inspect(name);
-    }
-
-    @Override
-    public boolean forceRelease(String name) {
-        return delegate.forceRelease(name);
     }
 
     @Override
