@@ -186,35 +186,9 @@ class JdbcBackendTest {
         fastLock.unlock();
 
         // Renewed holds under contention between the two clocks.
-        ExclusionChecker checker = new ExclusionChecker();
-        ExecutorService workers = Executors.newFixedThreadPool(4);
-        try {
-            List<Future<?>> done = new ArrayList<>();
-            for (int w = 0; w < 4; w++) {
-                DistributedLock lock = (w % 2 == 0 ? slow : fast).getLock("contended");
-                String owner = (w % 2 == 0 ? "slow#" : "fast#") + w;
-                done.add(workers.submit(() -> {
-                    for (int i = 0; i < 10; i++) {
-                        lock.lock();
-                        try {
-                            checker.acquired(lock.name(), owner, lock.fencingToken());
-                            Thread.sleep(2);
-                            checker.releasing(lock.name(), owner);
-                        } finally {
-                            lock.unlock();
-                        }
-                    }
-                    return null;
-                }));
-            }
-            for (Future<?> f : done) {
-                f.get(60, TimeUnit.SECONDS);
-            }
-        } finally {
-            workers.shutdownNow();
-        }
+        ExclusionChecker checker = Contention.run(slow, fast, "slow-fast", Duration.ofSeconds(60));
         checker.assertClean();
-        assertThat(checker.report().acquisitions()).isEqualTo(40);
+        assertThat(checker.report().acquisitions()).isEqualTo(Contention.CYCLES);
     }
 
     // ---------------------------------------------------------------- names

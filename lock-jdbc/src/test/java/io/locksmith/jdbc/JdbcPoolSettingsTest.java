@@ -15,15 +15,10 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
@@ -86,35 +81,9 @@ class JdbcPoolSettingsTest {
                     .isFalse();
             held.unlock();
 
-            ExclusionChecker checker = new ExclusionChecker();
-            ExecutorService workers = Executors.newFixedThreadPool(4);
-            try {
-                List<Future<?>> done = new ArrayList<>();
-                for (int w = 0; w < 4; w++) {
-                    DistributedLock lock = (w % 2 == 0 ? first : second).getLock("contended");
-                    String owner = mode + "#" + w;
-                    done.add(workers.submit(() -> {
-                        for (int i = 0; i < 10; i++) {
-                            lock.lock();
-                            try {
-                                checker.acquired(lock.name(), owner, lock.fencingToken());
-                                Thread.sleep(2);
-                                checker.releasing(lock.name(), owner);
-                            } finally {
-                                lock.unlock();
-                            }
-                        }
-                        return null;
-                    }));
-                }
-                for (Future<?> f : done) {
-                    f.get(120, TimeUnit.SECONDS);
-                }
-            } finally {
-                workers.shutdownNow();
-            }
+            ExclusionChecker checker = Contention.run(first, second, mode.name(), Duration.ofSeconds(120));
             checker.assertClean();
-            assertThat(checker.report().acquisitions()).as("%s: acquisitions", mode).isEqualTo(40);
+            assertThat(checker.report().acquisitions()).as("%s: acquisitions", mode).isEqualTo(Contention.CYCLES);
         }
     }
 

@@ -5,7 +5,6 @@ import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
 import io.locksmith.redis.internal.RedisNodes;
 import io.locksmith.redlock.RedlockStore.Node;
-import io.locksmith.spi.LockStore;
 import io.locksmith.spi.LockStores;
 import java.time.Duration;
 import java.util.ArrayList;

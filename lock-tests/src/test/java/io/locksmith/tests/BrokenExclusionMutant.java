@@ -4,9 +4,6 @@ import io.locksmith.spi.Acquisition;
 import io.locksmith.spi.ForwardingLockStore;
 import io.locksmith.spi.LockStore;
 import java.time.Duration;
-import java.util.List;
-import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Tag;
 

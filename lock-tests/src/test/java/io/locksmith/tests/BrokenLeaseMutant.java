@@ -3,7 +3,6 @@ package io.locksmith.tests;
 import io.locksmith.spi.Acquisition;
 import io.locksmith.spi.LockStore;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Tag;

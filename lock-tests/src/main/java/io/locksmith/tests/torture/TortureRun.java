@@ -1,6 +1,5 @@
 package io.locksmith.tests.torture;
 
-import io.locksmith.LockOptions;
 import io.locksmith.spi.LockProviderFactory;
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -6,7 +6,6 @@ import io.locksmith.local.LocalLockServer;
 import io.locksmith.spi.Acquisition;
 import io.locksmith.spi.LockStore;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
