@@ -4,6 +4,7 @@ import io.locksmith.LockInfo;
 import io.locksmith.TimeSource;
 import io.locksmith.spi.Acquisition;
 import io.locksmith.spi.LockStore;
+import io.locksmith.spi.OwnerIds;
 import io.locksmith.spi.StoreEvents;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -86,13 +87,14 @@ final class SessionStore implements LockStore {
     public Acquisition tryAcquire(String name, String owner, Duration lease, Duration wait) {
         SessionHold existing = holds.get(name);
         if (existing != null) {
-            if (existing.owner.equals(owner)) {
-                // an owner id names one acquisition run, which never asks again once it holds: a repeated attempt
+            if (!OwnerIds.isLaterRun(owner, existing.owner)) {
+                // The same run again (which never asks once it holds: a repeated attempt), or a late attempt of an
+                // earlier run: the hold stays.
                 return Acquisition.busy();
             }
             // An earlier hold the machinery already gave up (its lease ended first on the client's clock): the
-            // machinery runs one acquisition of a name at a time, so no hold of this provider needs it any more,
-            // and its row lock would keep this attempt out.
+            // machinery runs one acquisition of a name at a time, so this later run is the one that needs the
+            // name, and the earlier hold's row lock would keep it out.
             if (holds.remove(name, existing)) {
                 end(existing);
             }

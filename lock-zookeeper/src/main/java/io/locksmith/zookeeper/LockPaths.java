@@ -3,6 +3,7 @@ package io.locksmith.zookeeper;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Comparator;
+import io.locksmith.spi.OwnerIds;
 
 /**
  * Where the locks of one namespace live in ZooKeeper, and how lock names become path segments.
@@ -168,37 +169,13 @@ final class LockPaths {
         return creator != null && clientId(creator).equals(clientId(owner));
     }
 
-    /**
-     * Whether owner id {@code owner} names a later acquisition run than {@code than} of the same provider: same
-     * client id, and a larger run number (the hex number after the last dot, which the provider counts up). False
-     * for owner ids of another form.
-     */
+    /** See {@link OwnerIds#isLaterRun}. */
     static boolean isLaterRun(String owner, String than) {
-        if (!clientId(owner).equals(clientId(than))) {
-            return false;
-        }
-        long run = runNumber(owner);
-        long other = runNumber(than);
-        return run >= 0 && other >= 0 && run > other;
+        return OwnerIds.isLaterRun(owner, than);
     }
 
-    /** The run number of an owner id, or -1 if it has none that fits a long. */
-    private static long runNumber(String owner) {
-        int dot = owner.lastIndexOf('.');
-        String digits = owner.substring(dot + 1);
-        if (dot < 0 || digits.isEmpty() || digits.length() > 15) {
-            return -1;
-        }
-        try {
-            return Long.parseLong(digits, 16);
-        } catch (NumberFormatException e) {
-            return -1;
-        }
-    }
-
-    /** The provider's client id in an owner id: everything before the last dot (the whole id if it has none). */
+    /** See {@link OwnerIds#clientId}. */
     static String clientId(String owner) {
-        int dot = owner.lastIndexOf('.');
-        return dot < 0 ? owner : owner.substring(0, dot);
+        return OwnerIds.clientId(owner);
     }
 }
