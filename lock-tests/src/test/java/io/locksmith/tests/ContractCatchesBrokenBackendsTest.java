@@ -64,9 +64,13 @@ class ContractCatchesBrokenBackendsTest {
     @DisplayName("a store that releases any hold of the releasing client fails the call-fault group")
     void ownerBlindReleaseIsCaught() {
         GroupRun run = run(OwnerBlindMutant.class, LockProviderContract.CallFaults.class);
-        // the group's tests are dynamic: they all carry the source of their factory method
-        assertThat(run.failures()).as("failures of %s", run).containsOnlyKeys("callFaults");
-        assertThat(run.failures().get("callFaults")).contains("after the earlier hold's release arrived late");
+        // The late release is certain to free the client's newer hold. Other tests of the group may fail too,
+        // depending on the schedule (a background release of an earlier run freeing a newer hold under random
+        // faults), so only this one is required.
+        assertThat(run.failures()).as("failures of %s", run).hasEntrySatisfying(
+                "callFaults/a release that arrives late, after the same client took the lock again, does not free "
+                        + "the newer hold",
+                why -> assertThat(why).contains("after the earlier hold's release arrived late"));
         assertThat(run.succeeded()).as("the other call-fault tests still pass").isPositive();
     }
 
@@ -96,9 +100,14 @@ class ContractCatchesBrokenBackendsTest {
                 .isZero();
         Map<String, String> failures = new TreeMap<>();
         for (Event event : results.testEvents().failed().list()) {
+            // a dynamic test carries its factory's method as source: key it by its own name too, or the failures
+            // of one factory would overwrite each other
+            boolean dynamic = event.getTestDescriptor().getUniqueId().getLastSegment().getType()
+                    .equals("dynamic-test");
             String test = event.getTestDescriptor().getSource()
                     .filter(MethodSource.class::isInstance)
-                    .map(source -> ((MethodSource) source).getMethodName())
+                    .map(source -> ((MethodSource) source).getMethodName()
+                            + (dynamic ? "/" + event.getTestDescriptor().getDisplayName() : ""))
                     .orElse(event.getTestDescriptor().getDisplayName());
             String why = event.getPayload(TestExecutionResult.class)
                     .flatMap(TestExecutionResult::getThrowable)
