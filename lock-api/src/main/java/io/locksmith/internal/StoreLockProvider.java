@@ -15,8 +15,8 @@ import io.locksmith.spi.StoreEvents;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -253,12 +253,14 @@ public final class StoreLockProvider implements LockProvider {
             if (outcome.isAcquired()) {
                 if (interruptible && Thread.interrupted()) {
                     // Granted at the moment of the interrupt: give it back so nothing stays held.
-                    releaseQuietly(name, owner[0], attemptStart + leaseNanos, "interrupted at the moment of acquisition");
+                    releaseQuietly(name, owner[0], attemptStart + leaseNanos,
+                            "interrupted at the moment of acquisition");
                     throw new InterruptedException("interrupted while acquiring lock '" + name + "' on "
                             + store.address() + "; the hold granted at that moment was released");
                 }
                 if (closed.get()) {
-                    releaseQuietly(name, owner[0], attemptStart + leaseNanos, "provider closed during acquisition");
+                    releaseQuietly(name, owner[0], attemptStart + leaseNanos,
+                            "provider closed during acquisition");
                     throw closedException();
                 }
                 Hold hold = new Hold(entry, me, owner[0], outcome.fencingToken(), renewable, leaseNanos,
