@@ -158,7 +158,15 @@ class ZooKeeperLockTest {
         long oldToken = mine.fencingToken();
         resource.writeOrThrow(oldToken, "holder's first write");
         CountDownLatch waiting = new CountDownLatch(1);
-        Future<Long> waiter = threads.submit(() -> {
+        // the waiter's lock and its later unlock must run on one thread: the lock is owned by a thread, and a pool
+        // may hand the second task to a new thread if the first one's thread is not yet idle again
+        ExecutorService waiterThread = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "zk-test-waiter");
+            t.setDaemon(true);
+            return t;
+        });
+        opened.add(waiterThread::shutdownNow);
+        Future<Long> waiter = waiterThread.submit(() -> {
             waiting.countDown();
             theirs.lock();
             long token = theirs.fencingToken();
@@ -180,7 +188,7 @@ class ZooKeeperLockTest {
         assertThat(resource.read()).contains("new holder's write");
         assertThatThrownBy(mine::unlock).isInstanceOf(LockLostException.class);
 
-        threads.submit(() -> {
+        waiterThread.submit(() -> {
             theirs.unlock();
             return null;
         }).get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
