@@ -22,6 +22,11 @@ import org.junit.jupiter.api.Test;
 /**
  * Two clients race for one lock on 3 masters, the third held by somebody else: A's request reaches master 0
  * first and B's reaches master 1 first, so each gets one vote of the two it needs.
+ *
+ * <p>The schedule is forced, not hoped for: each client's first request to the master the other one won is held
+ * back until the other one holds it, and each client's release of the master it won waits until the other one's
+ * request there has been answered busy. Without the second gate, a client that split the vote could release its
+ * master before the other client's request reached it, and the other client would win the round outright.
  */
 @DisplayName("redlock split vote")
 class RedlockSplitVoteTest {
@@ -36,15 +41,20 @@ class RedlockSplitVoteTest {
             jedis.hset(key, "intruder", "1");
             return jedis.pexpire(key, 60_000);
         });
-        CountDownLatch aOnNode0 = new CountDownLatch(1);
-        CountDownLatch bOnNode1 = new CountDownLatch(1);
+        CountDownLatch aHoldsNode0 = new CountDownLatch(1);
+        CountDownLatch bHoldsNode1 = new CountDownLatch(1);
+        CountDownLatch aTriedNode1 = new CountDownLatch(1);
+        CountDownLatch bTriedNode0 = new CountDownLatch(1);
         LockOptions options = LockOptions.builder().namespace(namespace).leaseTime(Duration.ofSeconds(5))
                 .operationTimeout(Duration.ofSeconds(2)).build();
-        // A's first request to master 1 waits for B's, and B's first request to master 0 waits for A's
+        // A's first request to master 1 waits until B holds it, B's first request to master 0 until A holds it;
+        // each keeps its master until the other's request there has been answered
         TestNodes.Opened a = TestNodes.open(3, options, Duration.ofSeconds(1),
-                i -> i == 0 ? after(null, aOnNode0) : i == 1 ? after(bOnNode1, null) : UnaryOperator.identity());
+                i -> i == 0 ? gated(null, aHoldsNode0, bTriedNode0)
+                        : i == 1 ? gated(bHoldsNode1, aTriedNode1, null) : UnaryOperator.identity());
         TestNodes.Opened b = TestNodes.open(3, options, Duration.ofSeconds(1),
-                i -> i == 1 ? after(null, bOnNode1) : i == 0 ? after(aOnNode0, null) : UnaryOperator.identity());
+                i -> i == 1 ? gated(null, bHoldsNode1, aTriedNode1)
+                        : i == 0 ? gated(aHoldsNode0, bTriedNode0, null) : UnaryOperator.identity());
         ExecutorService threads = Executors.newFixedThreadPool(2);
         AtomicInteger holders = new AtomicInteger();
         AtomicInteger overlaps = new AtomicInteger();
@@ -92,27 +102,51 @@ class RedlockSplitVoteTest {
         return true;
     }
 
-    /** A node store whose first acquisition waits for {@code before} and then counts down {@code done}. */
-    private static UnaryOperator<RedisNodes.NodeStore> after(CountDownLatch before, CountDownLatch done) {
-        AtomicBoolean first = new AtomicBoolean(true);
+    /**
+     * A node store whose first acquisition waits for {@code before} and then, answered, counts down {@code done},
+     * and whose first release waits for {@code releaseAfter}; null: no such step.
+     */
+    private static UnaryOperator<RedisNodes.NodeStore> gated(CountDownLatch before, CountDownLatch done,
+            CountDownLatch releaseAfter) {
+        AtomicBoolean firstAcquire = new AtomicBoolean(true);
+        AtomicBoolean firstRelease = new AtomicBoolean(true);
         return store -> new ForwardingStore(store) {
             @Override
             public Acquisition tryAcquire(String name, RedisNodes.Attempt attempt, Duration lease) {
-                boolean gated = first.getAndSet(false);
+                boolean gated = firstAcquire.getAndSet(false);
                 try {
-                    if (gated && before != null && !before.await(10, TimeUnit.SECONDS)) {
-                        throw new AssertionError("the other client's request never came");
+                    if (gated) {
+                        await(before, "the other client's request never took this master");
                     }
                     return delegate.tryAcquire(name, attempt, lease);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new AssertionError(e);
                 } finally {
                     if (gated && done != null) {
                         done.countDown();
                     }
                 }
             }
+
+            @Override
+            public boolean release(String name, RedisNodes.Attempt attempt) {
+                if (firstRelease.getAndSet(false)) {
+                    await(releaseAfter, "the other client's request never reached this master");
+                }
+                return delegate.release(name, attempt);
+            }
         };
+    }
+
+    private static void await(CountDownLatch latch, String failure) {
+        if (latch == null) {
+            return;
+        }
+        try {
+            if (!latch.await(10, TimeUnit.SECONDS)) {
+                throw new AssertionError(failure);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
     }
 }
