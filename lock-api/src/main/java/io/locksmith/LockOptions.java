@@ -7,8 +7,8 @@ import java.util.function.UnaryOperator;
 import java.util.regex.Pattern;
 
 /**
- * How a {@link LockProvider} behaves: leases, renewal, key namespace, timeouts, retry backoff, loss listener
- * and time source. Immutable; built and validated by {@link #builder()}.
+ * How a {@link LockProvider} behaves: leases, renewal, key namespace, timeouts, retry backoff, loss listener,
+ * observer and time source. Immutable; built and validated by {@link #builder()}.
  *
  * <pre>{@code
  * LockOptions options = LockOptions.builder()
@@ -43,6 +43,7 @@ public final class LockOptions {
     private final Duration minBackoff;
     private final Duration maxBackoff;
     private final LockListener listener;
+    private final LockObserver observer;
     private final TimeSource timeSource;
     private final UnaryOperator<LockStore> storeWrapper;
 
@@ -56,6 +57,7 @@ public final class LockOptions {
         this.minBackoff = b.minBackoff;
         this.maxBackoff = b.maxBackoff;
         this.listener = b.listener;
+        this.observer = b.observer;
         this.timeSource = b.timeSource;
         this.storeWrapper = b.storeWrapper;
     }
@@ -81,6 +83,7 @@ public final class LockOptions {
         b.minBackoff = minBackoff;
         b.maxBackoff = maxBackoff;
         b.listener = listener;
+        b.observer = observer;
         b.timeSource = timeSource;
         b.storeWrapper = storeWrapper;
         return b;
@@ -126,6 +129,11 @@ public final class LockOptions {
         return listener;
     }
 
+    /** Who watches acquisitions, holds, failures and renewals; {@link LockObserver#NONE} if nobody. */
+    public LockObserver observer() {
+        return observer;
+    }
+
     /** The monotonic clock used for lease and timeout arithmetic. */
     public TimeSource timeSource() {
         return timeSource;
@@ -140,7 +148,8 @@ public final class LockOptions {
     public String toString() {
         return "LockOptions{leaseTime=" + leaseTime + ", renewLeases=" + renewLeases + ", renewInterval="
                 + renewInterval + ", namespace='" + namespace + "', operationTimeout=" + operationTimeout
-                + ", backoff=" + minBackoff + ".." + maxBackoff + '}';
+                + ", backoff=" + minBackoff + ".." + maxBackoff
+                + (observer == LockObserver.NONE ? "" : ", observer=" + observer) + '}';
     }
 
     /** Builds {@link LockOptions}; {@link #build()} rejects inconsistent values naming them. */
@@ -153,6 +162,7 @@ public final class LockOptions {
         private Duration minBackoff = DEFAULT_MIN_BACKOFF;
         private Duration maxBackoff = DEFAULT_MAX_BACKOFF;
         private LockListener listener = LockListener.NONE;
+        private LockObserver observer = LockObserver.NONE;
         private TimeSource timeSource = TimeSource.system();
         private UnaryOperator<LockStore> storeWrapper = UnaryOperator.identity();
 
@@ -205,6 +215,16 @@ public final class LockOptions {
         /** Who is told when a hold is lost; default nobody (losses are also logged). */
         public Builder listener(LockListener listener) {
             this.listener = Objects.requireNonNull(listener, "listener");
+            return this;
+        }
+
+        /**
+         * Who watches acquisitions, holds, failures and renewals (lock-micrometer's meters and observations are
+         * one); default {@link LockObserver#NONE}, which costs nothing. Combine several with
+         * {@link LockObserver#composite}.
+         */
+        public Builder observer(LockObserver observer) {
+            this.observer = Objects.requireNonNull(observer, "observer");
             return this;
         }
 

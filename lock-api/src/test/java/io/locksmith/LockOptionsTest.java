@@ -53,5 +53,16 @@ class LockOptionsTest {
         assertThatThrownBy(() -> LockOptions.builder().retryBackoff(Duration.ofSeconds(2), Duration.ofSeconds(1)).build())
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PT2S").hasMessageContaining("PT1S");
         assertThatThrownBy(() -> LockOptions.builder().listener(null)).isInstanceOf(NullPointerException.class);
+        assertThatThrownBy(() -> LockOptions.builder().observer(null)).isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("observer");
+    }
+
+    @Test
+    void theObserverIsNoneUnlessSetAndACompositeOfNoneIsNone() {
+        assertThat(LockOptions.defaults().observer()).isSameAs(LockObserver.NONE);
+        LockObserver one = new LockObserver() { };
+        assertThat(LockOptions.builder().observer(one).build().toBuilder().build().observer()).isSameAs(one);
+        assertThat(LockObserver.composite(LockObserver.NONE, LockObserver.NONE)).isSameAs(LockObserver.NONE);
+        assertThat(LockObserver.composite(LockObserver.NONE, one)).isSameAs(one);
     }
 }

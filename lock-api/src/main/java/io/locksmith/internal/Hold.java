@@ -22,6 +22,8 @@ final class Hold {
     final boolean renewable;
     final long leaseNanos;
 
+    /** Follows this hold for the provider's observer; null when there is none. Set before the hold is published. */
+    ObservedAcquisition watch;
     /** Unreleased acquisitions; owner thread only. */
     int count = 1;
     /** Until when (time source nanos) the store is known to keep this hold; advanced by renewals. */

@@ -134,6 +134,7 @@ final class PendingReleases {
             }
         }
         if (failure != null) {
+            provider.backendFailed(failed.name, "release", failure);
             log.debug("Lock '{}' on {}: release of hold {} still unconfirmed: {}", failed.name, store().address(),
                     failed.owner, failure.getMessage());
         }

@@ -6,6 +6,9 @@ import io.locksmith.LockInfo;
 import io.locksmith.LockListener;
 import io.locksmith.LockLostException;
 import io.locksmith.LockNames;
+import io.locksmith.LockObserver;
+import io.locksmith.LockObserver.HoldEnd;
+import io.locksmith.LockObserver.Outcome;
 import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
 import io.locksmith.TimeSource;
@@ -41,6 +44,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>One scheduler thread per provider renews every renewable hold each renew interval, in batches of
  * {@link LockStore#renewBatchSize()} names per call, expires explicit leases, and calls the listener.
+ *
+ * <p>When the options name a {@link LockObserver}, each fresh acquisition is followed by an
+ * {@link ObservedAcquisition} that travels with its hold; without one, the paths below test one null field.
  */
 public final class StoreLockProvider implements LockProvider {
 
@@ -60,6 +66,8 @@ public final class StoreLockProvider implements LockProvider {
     private final ScheduledThreadPoolExecutor scheduler;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final PendingReleases releases;
+    /** The options' observer, or null when there is none. */
+    private final LockObserver observer;
 
     public StoreLockProvider(LockStore store, LockOptions options) {
         this.store = Objects.requireNonNull(options.storeWrapper().apply(store), "the store wrapper returned null");
@@ -70,6 +78,7 @@ public final class StoreLockProvider implements LockProvider {
         this.clientId = HexFormat.of().formatHex(id);
         this.ownerPrefix = clientId + '.';
         this.releases = new PendingReleases(this);
+        this.observer = options.observer() == LockObserver.NONE ? null : options.observer();
         String threadName = "locksmith-" + clientId.substring(0, 8);
         this.scheduler = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, threadName);
@@ -140,6 +149,39 @@ public final class StoreLockProvider implements LockProvider {
                 markLost(hold, "lease of " + millis(hold.leaseNanos) + " ms ended before it was renewed");
             }
         }
+        if (observer != null) {
+            return acquireObserved(name, waitNanos, interruptible, leaseNanos, renewable);
+        }
+        return acquireFresh(name, waitNanos, interruptible, leaseNanos, renewable, null);
+    }
+
+    /** A fresh acquisition followed by the observer: its outcome is reported here unless it was granted. */
+    private boolean acquireObserved(String name, long waitNanos, boolean interruptible, long leaseNanos,
+            boolean renewable) throws InterruptedException {
+        ObservedAcquisition watch = ObservedAcquisition.start(observer, store.address(), name, time.nanoTime());
+        boolean acquired;
+        try {
+            acquired = acquireFresh(name, waitNanos, interruptible, leaseNanos, renewable, watch);
+        } catch (InterruptedException e) {
+            if (watch != null) {
+                watch.notGranted(Outcome.INTERRUPTED, time.nanoTime(), e);
+            }
+            throw e;
+        } catch (RuntimeException | Error e) {
+            if (watch != null) {
+                watch.notGranted(Outcome.FAILED, time.nanoTime(), e);
+            }
+            throw e;
+        }
+        if (!acquired && watch != null) {
+            watch.notGranted(waitNanos == 0 ? Outcome.BUSY : Outcome.TIMED_OUT, time.nanoTime(), null);
+        }
+        return acquired;
+    }
+
+    private boolean acquireFresh(String name, long waitNanos, boolean interruptible, long leaseNanos,
+            boolean renewable, ObservedAcquisition watch) throws InterruptedException {
+        Thread me = Thread.currentThread();
         long start = time.nanoTime();
         // a wait too long to add to a nanoTime reading (Long.MAX_VALUE days, say) is a wait without limit
         boolean timed = waitNanos >= 0 && waitNanos < Long.MAX_VALUE / 4;
@@ -157,7 +199,7 @@ public final class StoreLockProvider implements LockProvider {
             String[] owner = {newOwner()};
             try {
                 acquired = attempt(entry, me, start, timed, deadline, interruptible, leaseNanos, renewable,
-                        interrupted, waited, owner);
+                        interrupted, waited, owner, watch);
                 return acquired;
             } finally {
                 if (!acquired) {
@@ -209,7 +251,7 @@ public final class StoreLockProvider implements LockProvider {
 
     private boolean attempt(LockEntry entry, Thread me, long start, boolean timed, long deadline,
             boolean interruptible, long leaseNanos, boolean renewable, boolean[] interrupted, boolean[] waited,
-            String[] owner) throws InterruptedException {
+            String[] owner, ObservedAcquisition watch) throws InterruptedException {
         String name = entry.name;
         // the usual lease and store wait are the options' own Durations: an uncontended cycle allocates neither
         Duration lease = leaseNanos == options.leaseTime().toNanos() ? options.leaseTime()
@@ -228,6 +270,7 @@ public final class StoreLockProvider implements LockProvider {
             try {
                 outcome = store.tryAcquire(name, owner[0], lease, storeWait);
             } catch (LockBackendException e) {
+                backendFailed(name, "acquire", e);
                 // The store may have applied the attempt and lost its answer: release it in the background, and
                 // never use its owner id again, so that nothing late of this attempt can act on a later hold.
                 releases.add(name, owner[0], attemptStart + leaseNanos + options.operationTimeout().toNanos());
@@ -265,6 +308,11 @@ public final class StoreLockProvider implements LockProvider {
                 }
                 Hold hold = new Hold(entry, me, owner[0], outcome.fencingToken(), renewable, leaseNanos,
                         attemptStart + leaseNanos);
+                if (watch != null) {
+                    // reported before the hold is published, so that a loss cannot be reported ahead of it
+                    hold.watch = watch;
+                    watch.granted(time.nanoTime(), hold.token);
+                }
                 entry.hold = hold;
                 // a new hold ends the thread's claim to retry an earlier, unconfirmed release (which goes on)
                 forgetUnconfirmedRelease(entry, me);
@@ -373,6 +421,7 @@ public final class StoreLockProvider implements LockProvider {
                 released = store.release(name, hold.owner);
             }
         } catch (RuntimeException e) {
+            backendFailed(name, "release", e);
             throw releaseUnconfirmed(hold, me, start, e);
         } finally {
             if (interrupted) {
@@ -404,10 +453,12 @@ public final class StoreLockProvider implements LockProvider {
         if (!ok) {
             log.warn("Lock '{}' on {} lost by thread '{}' (token {}): {}", name, store.address(), me.getName(),
                     hold.token, hold.lossReason());
+            holdEnded(hold, HoldEnd.LOST, hold.lossReason());
             notifyLost(hold);
             finish(hold);
             throw lostException(name, me, hold);
         }
+        holdEnded(hold, HoldEnd.RELEASED, null);
         finish(hold);
     }
 
@@ -441,6 +492,7 @@ public final class StoreLockProvider implements LockProvider {
             cleanupLost(hold);
             return new LockBackendException(message, e);
         }
+        holdEnded(hold, HoldEnd.RELEASE_UNCONFIRMED, e.getMessage());
         unregister(hold);
         entry.hold = null;
         // the record of the unconfirmed release takes over the hold's reference on the entry
@@ -508,6 +560,7 @@ public final class StoreLockProvider implements LockProvider {
         try {
             store.release(name, owner);
         } catch (RuntimeException e) {
+            backendFailed(name, "release", e);
             log.warn("Lock '{}' on {}: could not release ({}); retrying in the background: {}", name,
                     store.address(), why, e.getMessage());
             releases.add(name, owner, validUntil + options.operationTimeout().toNanos());
@@ -524,6 +577,7 @@ public final class StoreLockProvider implements LockProvider {
         try {
             store.abandon(name, owner);
         } catch (RuntimeException e) {
+            backendFailed(name, "abandon", e);
             log.warn("Lock '{}' on {}: could not withdraw from the wait: {}", name, store.address(), e.getMessage());
         } finally {
             if (interrupted) {
@@ -557,6 +611,7 @@ public final class StoreLockProvider implements LockProvider {
         }
         log.warn("Lock '{}' on {} lost by thread '{}' (token {}): {}", hold.entry.name, store.address(),
                 hold.thread.getName(), hold.token, reason);
+        holdEnded(hold, HoldEnd.LOST, reason);
         notifyLost(hold);
         if (!deferred) {
             cleanupLost(hold);
@@ -587,6 +642,7 @@ public final class StoreLockProvider implements LockProvider {
         }
         log.warn("Lock '{}' on {} released: {}", hold.entry.name, store.address(), reason);
         releaseQuietly(hold.entry.name, hold.owner, hold.validUntil, "owner thread ended");
+        holdEnded(hold, HoldEnd.LOST, reason);
         notifyLost(hold);
         cleanupLost(hold);
     }
@@ -694,6 +750,7 @@ public final class StoreLockProvider implements LockProvider {
         try {
             return store.isLocked(name);
         } catch (LockBackendException e) {
+            backendFailed(name, "isLocked", e);
             throw new LockBackendException("Lock '" + name + "' on " + store.address() + ": isLocked failed after "
                     + millis(time.nanoTime() - start) + " ms: " + e.getMessage(), e);
         }
@@ -707,6 +764,7 @@ public final class StoreLockProvider implements LockProvider {
         try {
             return store.inspect(name);
         } catch (LockBackendException e) {
+            backendFailed(name, "inspect", e);
             throw new LockBackendException("Lock '" + name + "' on " + store.address() + ": inspect failed after "
                     + millis(time.nanoTime() - start) + " ms: " + e.getMessage(), e);
         }
@@ -723,6 +781,7 @@ public final class StoreLockProvider implements LockProvider {
                     released ? "held" : "free");
             return released;
         } catch (LockBackendException e) {
+            backendFailed(name, "forceRelease", e);
             throw new LockBackendException("Lock '" + name + "' on " + store.address() + ": forced release failed "
                     + "after " + millis(time.nanoTime() - start) + " ms: " + e.getMessage(), e);
         }
@@ -744,9 +803,9 @@ public final class StoreLockProvider implements LockProvider {
         if (renewing.isEmpty() || closed.get()) {
             return;
         }
+        Round round = new Round(time.nanoTime());
         List<Hold> batch = new ArrayList<>();
         int size = Math.max(1, store.renewBatchSize());
-        RuntimeException failure = null;
         for (Hold hold : renewing) {
             if (!hold.thread.isAlive()) {
                 abandonDeadHold(hold);
@@ -754,15 +813,37 @@ public final class StoreLockProvider implements LockProvider {
             }
             batch.add(hold);
             if (batch.size() == size) {
-                failure = renew(batch, failure);
+                renew(batch, round);
                 batch = new ArrayList<>();
             }
         }
         if (!batch.isEmpty()) {
-            failure = renew(batch, failure);
+            renew(batch, round);
         }
-        if (failure != null) {
-            log.warn("Renewing leases on {} failed: {}", store.address(), failure.getMessage());
+        if (round.failure != null) {
+            log.warn("Renewing leases on {} failed: {}", store.address(), round.failure.getMessage());
+        }
+        if (observer != null) {
+            try {
+                observer.renewalRound(store.address(), round.holds, round.renewed, round.gone,
+                        time.nanoTime() - round.start, round.failure);
+            } catch (RuntimeException e) {
+                log.warn("Lock observer failed in renewalRound; the locks are not affected", e);
+            }
+        }
+    }
+
+    /** What one renewal round did. */
+    private static final class Round {
+        final long start;
+        int holds;
+        int renewed;
+        int gone;
+        /** The first failed call of the round; the later batches are not sent. */
+        RuntimeException failure;
+
+        Round(long start) {
+            this.start = start;
         }
     }
 
@@ -770,11 +851,11 @@ public final class StoreLockProvider implements LockProvider {
      * Renews one batch, or, once a batch of this round has failed, only accounts for the failure: a store that
      * is down would otherwise cost one operation timeout per batch and starve expiries and listeners.
      */
-    private RuntimeException renew(List<Hold> batch, RuntimeException earlierFailure) {
-        RuntimeException failure = earlierFailure;
+    private void renew(List<Hold> batch, Round round) {
         Set<String> gone = null;
         long sent = time.nanoTime();
-        if (failure == null) {
+        round.holds += batch.size();
+        if (round.failure == null) {
             Map<String, String> holds = new LinkedHashMap<>(batch.size() * 2);
             for (Hold hold : batch) {
                 holds.put(hold.entry.name, hold.owner);
@@ -782,7 +863,8 @@ public final class StoreLockProvider implements LockProvider {
             try {
                 gone = store.renew(holds, options.leaseTime());
             } catch (RuntimeException e) {
-                failure = e;
+                round.failure = e;
+                backendFailed(null, "renew", e);
             }
         }
         if (gone == null) {
@@ -790,21 +872,22 @@ public final class StoreLockProvider implements LockProvider {
             for (Hold hold : batch) {
                 if (now - hold.validUntil >= 0) {
                     markLost(hold, "renewal failed until its lease of " + millis(hold.leaseNanos) + " ms ended: "
-                            + failure.getMessage());
+                            + round.failure.getMessage());
                 } else {
                     scheduleValidityCheck(hold);
                 }
             }
-            return failure;
+            return;
         }
         for (Hold hold : batch) {
             if (gone.contains(hold.entry.name)) {
+                round.gone++;
                 markGone(hold);
             } else {
+                round.renewed++;
                 hold.extendTo(sent + options.leaseTime().toNanos());
             }
         }
-        return null;
     }
 
     private void scheduleValidityCheck(Hold hold) {
@@ -886,13 +969,16 @@ public final class StoreLockProvider implements LockProvider {
             }
             if (time.nanoTime() - start > budget) {
                 abandoned++;
+                holdEnded(hold, HoldEnd.RELEASE_UNCONFIRMED, "provider closed: no time left to release it");
                 continue;
             }
             try {
                 store.release(entry.name, hold.owner);
                 released++;
+                holdEnded(hold, HoldEnd.RELEASED, null);
             } catch (RuntimeException e) {
                 abandoned++;
+                holdEnded(hold, HoldEnd.RELEASE_UNCONFIRMED, "provider closed: " + e.getMessage());
                 log.warn("Closing {}: could not release lock '{}'; it frees itself when its lease ends: {}",
                         this, entry.name, e.getMessage());
             }
@@ -910,6 +996,28 @@ public final class StoreLockProvider implements LockProvider {
         if (released > 0 || abandoned > 0) {
             log.info("Closed {}: released {} lock(s), left {} to expire with their lease", this, released,
                     abandoned);
+        }
+    }
+
+    // ---------------------------------------------------------------- observer
+
+    /** Reports the end of an observed hold; called once per hold, by whoever moved its state. */
+    private void holdEnded(Hold hold, HoldEnd end, String reason) {
+        ObservedAcquisition watch = hold.watch;
+        if (watch != null) {
+            watch.holdEnded(end, time.nanoTime(), reason);
+        }
+    }
+
+    /** Tells the observer, if any, that a store call failed or its outcome is unknown. */
+    void backendFailed(String name, String operation, RuntimeException failure) {
+        if (observer == null) {
+            return;
+        }
+        try {
+            observer.backendFailed(store.address(), name, operation, failure);
+        } catch (RuntimeException e) {
+            log.warn("Lock observer failed in backendFailed; the lock is not affected", e);
         }
     }
 
