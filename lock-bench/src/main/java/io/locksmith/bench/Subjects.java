@@ -3,8 +3,14 @@ package io.locksmith.bench;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.locksmith.DistributedLock;
+import io.locksmith.LockObserver;
 import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
+import io.locksmith.micrometer.LockMetrics;
+import io.locksmith.micrometer.LockObservations;
+import io.micrometer.core.instrument.observation.DefaultMeterObservationHandler;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -49,7 +55,8 @@ import redis.clients.jedis.util.SafeEncoder;
 
 /**
  * The subjects under test, by the name used as the JMH {@code subject} parameter: {@code <store>-<library>}, where
- * the library is {@code locksmith}, a peer ({@code redisson}, {@code curator}, {@code spring}, {@code shedlock}) or
+ * the library is {@code locksmith} ({@code locksmith-observed}, for {@code --paired} runs only: with
+ * lock-micrometer's meters and observations set), a peer ({@code redisson}, {@code curator}, {@code spring}, {@code shedlock}) or
  * {@code floor} (the bare client doing the minimum round trips the protocol needs).
  */
 final class Subjects {
@@ -74,7 +81,9 @@ final class Subjects {
     static Contender open(String subject) throws Exception {
         return switch (subject) {
             case "local-locksmith" -> locksmith("local://bench");
+            case "local-locksmith-observed" -> observed("local://bench");
             case "redis-locksmith" -> locksmith("redis://" + Servers.get(Servers.REDIS));
+            case "redis-locksmith-observed" -> observed("redis://" + Servers.get(Servers.REDIS));
             case "redlock-locksmith" -> locksmith("redlock://" + Servers.get(Servers.REDLOCK));
             case "zookeeper-locksmith" -> locksmith("zookeeper://" + Servers.get(Servers.ZOOKEEPER) + "/bench");
             case "mariadb-locksmith" -> locksmith(jdbcUri(Servers.MARIADB));
@@ -113,7 +122,22 @@ final class Subjects {
     }
 
     private static Contender locksmith(String uri) {
-        LockProvider provider = LockProvider.open(uri, LockOptions.defaults());
+        return locksmith(uri, LockOptions.defaults());
+    }
+
+    /** Locksmith with lock-micrometer's meters and observations set, into in-memory registries. */
+    private static Contender observed(String uri) {
+        ObservationRegistry observations = ObservationRegistry.create();
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        observations.observationConfig().observationHandler(new DefaultMeterObservationHandler(meters));
+        return locksmith(uri, LockOptions.builder()
+                .observer(LockObserver.composite(LockMetrics.builder(meters).build(),
+                        LockObservations.of(observations)))
+                .build());
+    }
+
+    private static Contender locksmith(String uri, LockOptions options) {
+        LockProvider provider = LockProvider.open(uri, options);
         Map<String, DistributedLock> locks = new ConcurrentHashMap<>();
         return new Contender() {
             @Override
