@@ -45,7 +45,7 @@ public final class LockOptions {
     private final LockListener listener;
     private final LockObserver observer;
     private final TimeSource timeSource;
-    private final UnaryOperator<LockStore> storeWrapper;
+    private final UnaryOperator<LockStore<?>> storeWrapper;
 
     private LockOptions(Builder b) {
         this.leaseTime = b.leaseTime;
@@ -140,7 +140,7 @@ public final class LockOptions {
     }
 
     /** What wraps the backend's store before the shared machinery uses it; by default nothing. */
-    public UnaryOperator<LockStore> storeWrapper() {
+    public UnaryOperator<LockStore<?>> storeWrapper() {
         return storeWrapper;
     }
 
@@ -164,7 +164,7 @@ public final class LockOptions {
         private LockListener listener = LockListener.NONE;
         private LockObserver observer = LockObserver.NONE;
         private TimeSource timeSource = TimeSource.system();
-        private UnaryOperator<LockStore> storeWrapper = UnaryOperator.identity();
+        private UnaryOperator<LockStore<?>> storeWrapper = UnaryOperator.identity();
 
         private Builder() {
         }
@@ -240,7 +240,7 @@ public final class LockOptions {
          * store calls fail, time out after being applied, or arrive late this way) and for instrumentation;
          * default none. The wrapper must forward every method it does not mean to change.
          */
-        public Builder storeWrapper(UnaryOperator<LockStore> storeWrapper) {
+        public Builder storeWrapper(UnaryOperator<LockStore<?>> storeWrapper) {
             this.storeWrapper = Objects.requireNonNull(storeWrapper, "storeWrapper");
             return this;
         }

@@ -16,8 +16,8 @@ final class Hold {
 
     final LockEntry entry;
     final Thread thread;
-    /** The owner id of this hold in the store, used by no other hold. */
-    final String owner;
+    /** The store's own record of this hold ({@code H} of the provider's store), used by no other hold. */
+    final Object storeHold;
     final long token;
     final boolean renewable;
     final long leaseNanos;
@@ -37,11 +37,11 @@ final class Hold {
     boolean recorded;
     ScheduledFuture<?> expiry;
 
-    Hold(LockEntry entry, Thread thread, String owner, long token, boolean renewable, long leaseNanos,
+    Hold(LockEntry entry, Thread thread, Object storeHold, long token, boolean renewable, long leaseNanos,
             long validUntil) {
         this.entry = entry;
         this.thread = thread;
-        this.owner = owner;
+        this.storeHold = storeHold;
         this.token = token;
         this.renewable = renewable;
         this.leaseNanos = leaseNanos;

@@ -28,8 +28,12 @@ final class LockEntry {
      * Releases whose outcome is unknown, by the thread that released, until that thread calls unlock() again or
      * acquires the lock again; at most one per thread. Each holds a reference on the entry, like a lost hold.
      */
-    final Map<Thread, PendingReleases.Pending> unconfirmed = new ConcurrentHashMap<>(2);
+    final Map<Thread, PendingReleases.Pending<?>> unconfirmed = new ConcurrentHashMap<>(2);
 
+    /** Runs {@link #wake}; handed to the store as a waiting attempt's wake-up. */
+    final Runnable waker = this::wake;
+
+    // guarded by this
     private LockStore.Subscription subscription;
     private boolean subscribed;
 
@@ -44,23 +48,46 @@ final class LockEntry {
         }
     }
 
-    /** Subscribes to wake-ups once; returns whether the store pushes them. */
-    synchronized boolean subscribe(LockStore store) {
-        if (!subscribed) {
-            subscription = store.subscribe(name, this::wake);
+    /**
+     * Subscribes to the store's wake-ups for this name unless already subscribed; the store is called outside this
+     * object's monitor, so no thread waits on it for store I/O.
+     *
+     * @return whether the store pushes wake-ups (false: the waiter polls)
+     */
+    boolean subscribe(LockStore<?> store) {
+        synchronized (this) {
+            if (subscribed) {
+                return subscription != null;
+            }
             subscribed = true;
         }
-        return subscription != null;
+        LockStore.Subscription made = store.subscribe(name, waker);
+        boolean kept;
+        synchronized (this) {
+            // an unsubscribe() that ran meanwhile cancelled this subscription before it existed
+            kept = subscribed && subscription == null;
+            if (kept) {
+                subscription = made;
+            }
+        }
+        if (!kept && made != null) {
+            made.close();
+        }
+        return made != null;
     }
 
     synchronized boolean isSubscribed() {
         return subscribed;
     }
 
-    synchronized void unsubscribe() {
-        LockStore.Subscription current = subscription;
-        subscription = null;
-        subscribed = false;
+    /** Ends the subscription, if any; the store is called outside this object's monitor. */
+    void unsubscribe() {
+        LockStore.Subscription current;
+        synchronized (this) {
+            current = subscription;
+            subscription = null;
+            subscribed = false;
+        }
         if (current != null) {
             current.close();
         }

@@ -13,40 +13,40 @@ import org.slf4j.LoggerFactory;
  * certainly ended: a release whose answer was lost, an acquisition attempt that failed but may have been applied,
  * a hold given up while the store could not be reached.
  *
- * <p>Each pending release names its hold by owner id, which no other hold ever uses, so a retry that lands after
+ * <p>Each pending release names the store's own hold, whose owner id no other hold ever uses, so a retry that lands after
  * the lock changed hands changes nothing. Retries run on the provider's scheduler thread, all due releases in one
  * pass, and a pass stops at the first failure: a store that is down costs one operation timeout per pass, not one
  * per pending release, and the renewals sharing the thread keep their turn. Passes back off like a polling waiter.
  */
-final class PendingReleases {
+final class PendingReleases<H> {
 
     private static final Logger log = LoggerFactory.getLogger(PendingReleases.class);
 
-    private final StoreLockProvider provider;
-    private final Set<Pending> pending = ConcurrentHashMap.newKeySet();
+    private final StoreLockProvider<H> provider;
+    private final Set<Pending<H>> pending = ConcurrentHashMap.newKeySet();
     // guarded by this
     private boolean scheduled;
     private Backoff backoff;
 
-    PendingReleases(StoreLockProvider provider) {
+    PendingReleases(StoreLockProvider<H> provider) {
         this.provider = provider;
     }
 
     /**
-     * Starts retrying the release of {@code owner}'s hold of {@code name} in the background.
+     * Starts retrying the release of {@code storeHold} (a hold of {@code name}) in the background.
      *
      * @param keptUntil time source nanos after which the store certainly no longer keeps the hold: retrying stops
      */
-    Pending add(String name, String owner, long keptUntil) {
-        Pending release = new Pending(name, owner, keptUntil);
+    Pending<H> add(String name, H storeHold, long keptUntil) {
+        Pending<H> release = new Pending<>(name, storeHold, keptUntil);
         pending.add(release);
         schedule();
         return release;
     }
 
     /** One attempt now; marks the release done when the store answers, throws when it does not. */
-    void attempt(Pending release) {
-        store().release(release.name, release.owner);
+    void attempt(Pending<H> release) {
+        store().release(release.storeHold);
         done(release);
     }
 
@@ -56,7 +56,7 @@ final class PendingReleases {
 
     /** On close: one last attempt for each, until {@code deadline}; the rest end with their lease. */
     void closing(long deadline) {
-        for (Pending release : pending) {
+        for (Pending<H> release : pending) {
             if (provider.time().nanoTime() - deadline >= 0) {
                 break;
             }
@@ -73,11 +73,11 @@ final class PendingReleases {
         pending.clear();
     }
 
-    private LockStore store() {
+    private LockStore<H> store() {
         return provider.store();
     }
 
-    private void done(Pending release) {
+    private void done(Pending<H> release) {
         release.done = true;
         pending.remove(release);
     }
@@ -108,13 +108,14 @@ final class PendingReleases {
     /** One pass over the due releases; stops at the first failure and schedules the next while any remain. */
     private void pass() {
         RuntimeException failure = null;
-        Pending failed = null;
+        Pending<H> failed = null;
         try {
-            for (Pending release : pending) {
+            for (Pending<H> release : pending) {
                 if (provider.time().nanoTime() - release.keptUntil >= 0) {
                     log.info("Lock '{}' on {}: stopped retrying the release of hold {}: its lease has ended",
-                            release.name, store().address(), release.owner);
+                            release.name, store().address(), release.storeHold);
                     done(release);
+                    provider.releaseAbandoned(release.name, release.storeHold);
                     continue;
                 }
                 try {
@@ -136,21 +137,21 @@ final class PendingReleases {
         if (failure != null) {
             provider.backendFailed(failed.name, "release", failure);
             log.debug("Lock '{}' on {}: release of hold {} still unconfirmed: {}", failed.name, store().address(),
-                    failed.owner, failure.getMessage());
+                    failed.storeHold, failure.getMessage());
         }
         schedule();
     }
 
     /** One release whose outcome is not known yet. */
-    static final class Pending {
+    static final class Pending<H> {
         final String name;
-        final String owner;
+        final H storeHold;
         final long keptUntil;
         volatile boolean done;
 
-        Pending(String name, String owner, long keptUntil) {
+        Pending(String name, H storeHold, long keptUntil) {
             this.name = name;
-            this.owner = owner;
+            this.storeHold = storeHold;
             this.keptUntil = keptUntil;
         }
 
@@ -161,7 +162,7 @@ final class PendingReleases {
 
         @Override
         public String toString() {
-            return "PendingRelease{" + name + ", owner=" + owner + (done ? ", done" : "") + '}';
+            return "PendingRelease{" + name + ", " + storeHold + (done ? ", done" : "") + '}';
         }
     }
 }

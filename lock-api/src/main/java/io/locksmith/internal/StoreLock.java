@@ -14,12 +14,20 @@ import java.util.concurrent.locks.Condition;
 /** A lock of a {@link StoreLockProvider}: a name and a provider; all state lives in the provider. */
 final class StoreLock implements DistributedLock {
 
-    private final StoreLockProvider provider;
+    private final StoreLockProvider<?> provider;
     private final String name;
+    private final AcquireRequest lock;
+    private final AcquireRequest lockInterruptibly;
+    private final AcquireRequest tryLock;
 
-    StoreLock(StoreLockProvider provider, String name) {
+    StoreLock(StoreLockProvider<?> provider, String name) {
         this.provider = provider;
         this.name = name;
+        long lease = provider.options().leaseTime().toNanos();
+        boolean renews = provider.options().renewLeases();
+        this.lock = AcquireRequest.untilAcquired(false, lease, renews);
+        this.lockInterruptibly = AcquireRequest.untilAcquired(true, lease, renews);
+        this.tryLock = AcquireRequest.once(lease, renews);
     }
 
     @Override
@@ -30,7 +38,7 @@ final class StoreLock implements DistributedLock {
     @Override
     public void lock() {
         try {
-            provider.acquire(name, -1, false, leaseNanos(), renews());
+            provider.acquire(name, lock);
         } catch (InterruptedException impossible) {
             throw new AssertionError("uninterruptible acquire was interrupted", impossible);
         }
@@ -38,13 +46,13 @@ final class StoreLock implements DistributedLock {
 
     @Override
     public void lockInterruptibly() throws InterruptedException {
-        provider.acquire(name, -1, true, leaseNanos(), renews());
+        provider.acquire(name, lockInterruptibly);
     }
 
     @Override
     public boolean tryLock() {
         try {
-            return provider.acquire(name, 0, false, leaseNanos(), renews());
+            return provider.acquire(name, tryLock);
         } catch (InterruptedException impossible) {
             throw new AssertionError("uninterruptible acquire was interrupted", impossible);
         }
@@ -56,7 +64,7 @@ final class StoreLock implements DistributedLock {
         if (time < 0) {
             throw new IllegalArgumentException("wait time must not be negative, got " + time + " " + unit);
         }
-        return provider.acquire(name, unit.toNanos(time), true, leaseNanos(), renews());
+        return provider.acquire(name, AcquireRequest.within(unit.toNanos(time), lock.leaseNanos, lock.renewable));
     }
 
     @Override
@@ -69,7 +77,7 @@ final class StoreLock implements DistributedLock {
         if (lease.isNegative() || lease.isZero()) {
             throw new IllegalArgumentException("lease must be positive, got " + lease);
         }
-        return provider.acquire(name, saturatedNanos(wait), true, saturatedNanos(lease), false);
+        return provider.acquire(name, AcquireRequest.within(saturatedNanos(wait), saturatedNanos(lease), false));
     }
 
     @Override
@@ -137,14 +145,6 @@ final class StoreLock implements DistributedLock {
     @Override
     public String toString() {
         return "DistributedLock{'" + name + "' on " + provider.backend() + '}';
-    }
-
-    private long leaseNanos() {
-        return provider.options().leaseTime().toNanos();
-    }
-
-    private boolean renews() {
-        return provider.options().renewLeases();
     }
 
     private static long saturatedNanos(Duration d) {

@@ -14,14 +14,13 @@ import io.locksmith.LockProvider;
 import io.locksmith.TimeSource;
 import io.locksmith.spi.Acquisition;
 import io.locksmith.spi.LockStore;
+import io.locksmith.spi.RenewResult;
 import io.locksmith.spi.StoreEvents;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -31,6 +30,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,21 +40,26 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Threads of this provider that want the same name queue on the name's {@link LockEntry#gate}; only the
  * head talks to the store, and the holder keeps the gate until it releases. So the store sees at most one
- * owner per provider and name, and the provider's client id serves as the owner id in the store.
+ * owner per provider and name; each acquisition run has an owner id of its own (see {@link LockStore}).
  *
  * <p>One scheduler thread per provider renews every renewable hold each renew interval, in batches of
  * {@link LockStore#renewBatchSize()} names per call, expires explicit leases, and calls the listener.
  *
+ * <p>The store hands back its own record of each acquisition run ({@code H}); the machinery keeps it with the
+ * hold and passes it back on release, renewal and the end of a lease, so nothing is looked up by name. Every
+ * lease and validity clock is here: the store is told when a lease the machinery ended may still be kept
+ * ({@link LockStore#leaseEnded}).
+ *
  * <p>When the options name a {@link LockObserver}, each fresh acquisition is followed by an
  * {@link ObservedAcquisition} that travels with its hold; without one, the paths below test one null field.
  */
-public final class StoreLockProvider implements LockProvider {
+public final class StoreLockProvider<H> implements LockProvider {
 
     private static final Logger log = LoggerFactory.getLogger(StoreLockProvider.class);
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final int POISON = Integer.MAX_VALUE / 4;
 
-    private final LockStore store;
+    private final LockStore<H> store;
     private final LockOptions options;
     private final TimeSource time;
     private final String clientId;
@@ -65,19 +70,24 @@ public final class StoreLockProvider implements LockProvider {
     private final Set<Hold> renewing = ConcurrentHashMap.newKeySet();
     private final ScheduledThreadPoolExecutor scheduler;
     private final AtomicBoolean closed = new AtomicBoolean();
-    private final PendingReleases releases;
+    private final PendingReleases<H> releases;
     /** The options' observer, or null when there is none. */
     private final LockObserver observer;
 
-    public StoreLockProvider(LockStore store, LockOptions options) {
-        this.store = Objects.requireNonNull(options.storeWrapper().apply(store), "the store wrapper returned null");
+    /** A provider over {@code store}, which the options' store wrapper has already wrapped. */
+    public static <H> StoreLockProvider<H> over(LockStore<H> store, LockOptions options) {
+        return new StoreLockProvider<>(store, options);
+    }
+
+    private StoreLockProvider(LockStore<H> store, LockOptions options) {
+        this.store = Objects.requireNonNull(store, "store");
         this.options = options;
         this.time = options.timeSource();
         byte[] id = new byte[16];
         RANDOM.nextBytes(id);
         this.clientId = HexFormat.of().formatHex(id);
         this.ownerPrefix = clientId + '.';
-        this.releases = new PendingReleases(this);
+        this.releases = new PendingReleases<>(this);
         this.observer = options.observer() == LockObserver.NONE ? null : options.observer();
         String threadName = "locksmith-" + clientId.substring(0, 8);
         this.scheduler = new ScheduledThreadPoolExecutor(1, r -> {
@@ -123,18 +133,14 @@ public final class StoreLockProvider implements LockProvider {
     // ---------------------------------------------------------------- acquire
 
     /**
-     * Acquires {@code name} for the current thread.
+     * Acquires {@code name} for the current thread as {@code request} asks.
      *
-     * @param waitNanos how long to wait; 0 for one attempt, negative for no limit
-     * @param interruptible whether an interrupt aborts the wait with InterruptedException
-     * @param leaseNanos the lease to take in the store
-     * @param renewable whether the renewer keeps the lease alive
+     * @return whether the lock was acquired (always true for a request without a wait limit)
      */
-    boolean acquire(String name, long waitNanos, boolean interruptible, long leaseNanos, boolean renewable)
-            throws InterruptedException {
+    boolean acquire(String name, AcquireRequest request) throws InterruptedException {
         checkOpen();
         // like ReentrantLock: an interruptible acquisition with the flag set throws, even when it would re-enter
-        if (interruptible && Thread.interrupted()) {
+        if (request.interruptible && Thread.interrupted()) {
             throw new InterruptedException("interrupted before acquiring lock '" + name + "' on " + store.address());
         }
         Thread me = Thread.currentThread();
@@ -146,22 +152,21 @@ public final class StoreLockProvider implements LockProvider {
                     hold.count++;
                     return true;
                 }
-                markLost(hold, "lease of " + millis(hold.leaseNanos) + " ms ended before it was renewed");
+                leaseOver(hold, "lease of " + millis(hold.leaseNanos) + " ms ended before it was renewed");
             }
         }
         if (observer != null) {
-            return acquireObserved(name, waitNanos, interruptible, leaseNanos, renewable);
+            return acquireObserved(name, request);
         }
-        return acquireFresh(name, waitNanos, interruptible, leaseNanos, renewable, null);
+        return acquireFresh(new Run(name, request, null));
     }
 
     /** A fresh acquisition followed by the observer: its outcome is reported here unless it was granted. */
-    private boolean acquireObserved(String name, long waitNanos, boolean interruptible, long leaseNanos,
-            boolean renewable) throws InterruptedException {
+    private boolean acquireObserved(String name, AcquireRequest request) throws InterruptedException {
         ObservedAcquisition watch = ObservedAcquisition.start(observer, store.address(), name, time.nanoTime());
         boolean acquired;
         try {
-            acquired = acquireFresh(name, waitNanos, interruptible, leaseNanos, renewable, watch);
+            acquired = acquireFresh(new Run(name, request, watch));
         } catch (InterruptedException e) {
             if (watch != null) {
                 watch.notGranted(Outcome.INTERRUPTED, time.nanoTime(), e);
@@ -174,38 +179,67 @@ public final class StoreLockProvider implements LockProvider {
             throw e;
         }
         if (!acquired && watch != null) {
-            watch.notGranted(waitNanos == 0 ? Outcome.BUSY : Outcome.TIMED_OUT, time.nanoTime(), null);
+            watch.notGranted(request.waits() ? Outcome.TIMED_OUT : Outcome.BUSY, time.nanoTime(), null);
         }
         return acquired;
     }
 
-    private boolean acquireFresh(String name, long waitNanos, boolean interruptible, long leaseNanos,
-            boolean renewable, ObservedAcquisition watch) throws InterruptedException {
-        Thread me = Thread.currentThread();
-        long start = time.nanoTime();
-        // a wait too long to add to a nanoTime reading (Long.MAX_VALUE days, say) is a wait without limit
-        boolean timed = waitNanos >= 0 && waitNanos < Long.MAX_VALUE / 4;
-        long deadline = start + Math.max(0, waitNanos);
-        LockEntry entry = retain(name);
-        forgetLoss(entry, me);
+    /**
+     * One fresh acquisition: what it asked for, its deadline, and what happened on the way (the store's hold of the
+     * current attempt run, whether it waited in the store, an interrupt parked for later).
+     */
+    private final class Run {
+        final String name;
+        final AcquireRequest request;
+        final ObservedAcquisition watch;
+        final Thread thread = Thread.currentThread();
+        final long start = time.nanoTime();
+        final boolean timed;
+        final long deadline;
+        /** The store's record of the current run; replaced after an attempt whose outcome is unknown. */
+        H storeHold;
+        /** Whether an attempt was answered busy, so the store may keep a place in its queue for this run. */
+        boolean waited;
+        /** An interrupt that lock() parked so that no store client reacts to it; restored at the end. */
+        boolean interrupted;
+
+        Run(String name, AcquireRequest request, ObservedAcquisition watch) {
+            this.name = name;
+            this.request = request;
+            this.watch = watch;
+            this.timed = request.timed();
+            this.deadline = start + Math.max(0, request.waitNanos);
+        }
+
+        long remaining(long now) {
+            return timed ? deadline - now : Long.MAX_VALUE;
+        }
+
+        /** Starts a store run under an owner id never used before. */
+        void newStoreRun() {
+            storeHold = store.newHold(name, newOwner());
+            waited = false;
+        }
+    }
+
+    private boolean acquireFresh(Run run) throws InterruptedException {
+        LockEntry entry = retain(run.name);
+        forgetLoss(entry, run.thread);
         boolean acquired = false;
-        // lock() ignores interrupts: park the flag so no store client reacts to it, and restore it at the end
-        boolean[] interrupted = {!interruptible && Thread.interrupted()};
+        run.interrupted = !run.request.interruptible && Thread.interrupted();
         try {
-            if (!enterGate(entry, timed, deadline, interruptible, interrupted)) {
+            if (!enterGate(entry, run)) {
                 return false;
             }
-            boolean[] waited = {false};
-            String[] owner = {newOwner()};
+            run.newStoreRun();
             try {
-                acquired = attempt(entry, me, start, timed, deadline, interruptible, leaseNanos, renewable,
-                        interrupted, waited, owner, watch);
+                acquired = attempt(entry, run);
                 return acquired;
             } finally {
                 if (!acquired) {
-                    if (waited[0]) {
-                        // still inside the gate, so no other thread of ours can be queueing under the same owner
-                        abandonQuietly(name, owner[0]);
+                    if (run.waited) {
+                        // still inside the gate, so no other thread of ours can be queueing for this name
+                        abandonQuietly(run.name, run.storeHold);
                     }
                     entry.gate.release();
                 }
@@ -217,18 +251,17 @@ public final class StoreLockProvider implements LockProvider {
                 }
                 releaseRef(entry);
             }
-            if (interrupted[0]) {
-                me.interrupt();
+            if (run.interrupted) {
+                run.thread.interrupt();
             }
         }
     }
 
-    private boolean enterGate(LockEntry entry, boolean timed, long deadline, boolean interruptible,
-            boolean[] interrupted) throws InterruptedException {
+    private boolean enterGate(LockEntry entry, Run run) throws InterruptedException {
         while (true) {
-            long remaining = timed ? deadline - time.nanoTime() : Long.MAX_VALUE;
+            long remaining = run.remaining(time.nanoTime());
             try {
-                boolean entered = timed && remaining <= 0
+                boolean entered = run.timed && remaining <= 0
                         ? entry.gate.tryAcquire()
                         : entry.gate.tryAcquire(Math.max(0, remaining), TimeUnit.NANOSECONDS);
                 if (closed.get()) {
@@ -237,50 +270,54 @@ public final class StoreLockProvider implements LockProvider {
                     }
                     throw closedException();
                 }
-                if (entered || timed) {
+                if (entered || run.timed) {
                     return entered;
                 }
             } catch (InterruptedException e) {
-                if (interruptible) {
+                if (run.request.interruptible) {
                     throw e;
                 }
-                interrupted[0] = true;
+                run.interrupted = true;
             }
         }
     }
 
-    private boolean attempt(LockEntry entry, Thread me, long start, boolean timed, long deadline,
-            boolean interruptible, long leaseNanos, boolean renewable, boolean[] interrupted, boolean[] waited,
-            String[] owner, ObservedAcquisition watch) throws InterruptedException {
+    private boolean attempt(LockEntry entry, Run run) throws InterruptedException {
         String name = entry.name;
+        AcquireRequest request = run.request;
+        long leaseNanos = request.leaseNanos;
         // the usual lease and store wait are the options' own Durations: an uncontended cycle allocates neither
         Duration lease = leaseNanos == options.leaseTime().toNanos() ? options.leaseTime()
                 : Duration.ofNanos(leaseNanos);
+        Runnable wakeUp = request.waits() ? entry.waker : null;
         Backoff backoff = null;
-        boolean pushed = false;
         while (true) {
             checkOpen();
             long attemptStart = time.nanoTime();
-            long remaining = timed ? deadline - attemptStart : Long.MAX_VALUE;
+            long remaining = run.remaining(attemptStart);
             long operationTimeout = options.operationTimeout().toNanos();
             Duration storeWait = remaining >= operationTimeout ? options.operationTimeout()
                     : Duration.ofNanos(Math.max(0, remaining));
             entry.signal.drainPermits();
             Acquisition outcome;
             try {
-                outcome = store.tryAcquire(name, owner[0], lease, storeWait);
+                outcome = store.tryAcquire(run.storeHold, lease, storeWait, wakeUp);
             } catch (LockBackendException e) {
-                backendFailed(name, "acquire", e);
-                // The store may have applied the attempt and lost its answer: release it in the background, and
-                // never use its owner id again, so that nothing late of this attempt can act on a later hold.
-                releases.add(name, owner[0], attemptStart + leaseNanos + options.operationTimeout().toNanos());
-                owner[0] = newOwner();
-                if (Thread.interrupted()) {
-                    if (interruptible) {
+                // an interrupt that landed during the call made the client give up: not a failure of the store
+                boolean interruptedNow = Thread.interrupted();
+                if (!interruptedNow) {
+                    backendFailed(name, "acquire", e);
+                }
+                // The store may have applied the attempt and lost its answer: release its hold in the background,
+                // and start a new store run, so that nothing late of this attempt can act on a later hold.
+                releases.add(name, run.storeHold, attemptStart + leaseNanos + operationTimeout);
+                run.newStoreRun();
+                if (interruptedNow) {
+                    if (request.interruptible) {
                         throw interruptedWith(name, e);
                     }
                     // an interrupt that landed during the call made the client give up; lock() ignores it: retry
-                    interrupted[0] = true;
+                    run.interrupted = true;
                     continue;
                 }
                 if (closed.get()) {
@@ -290,52 +327,29 @@ public final class StoreLockProvider implements LockProvider {
                     throw closedNow;
                 }
                 throw new LockBackendException("Lock '" + name + "' on " + store.address() + ": acquire failed after "
-                        + millis(time.nanoTime() - start) + " ms" + waitLimit(timed, deadline - start) + ": "
-                        + e.getMessage(), e);
+                        + millis(time.nanoTime() - run.start) + " ms" + waitLimit(run) + ": " + e.getMessage(), e);
             }
             if (outcome.isAcquired()) {
-                if (interruptible && Thread.interrupted()) {
-                    // Granted at the moment of the interrupt: give it back so nothing stays held.
-                    releaseQuietly(name, owner[0], attemptStart + leaseNanos,
-                            "interrupted at the moment of acquisition");
-                    throw new InterruptedException("interrupted while acquiring lock '" + name + "' on "
-                            + store.address() + "; the hold granted at that moment was released");
-                }
-                if (closed.get()) {
-                    releaseQuietly(name, owner[0], attemptStart + leaseNanos,
-                            "provider closed during acquisition");
-                    throw closedException();
-                }
-                Hold hold = new Hold(entry, me, owner[0], outcome.fencingToken(), renewable, leaseNanos,
-                        attemptStart + leaseNanos);
-                if (watch != null) {
-                    // reported before the hold is published, so that a loss cannot be reported ahead of it
-                    hold.watch = watch;
-                    watch.granted(time.nanoTime(), hold.token);
-                }
-                entry.hold = hold;
-                // a new hold ends the thread's claim to retry an earlier, unconfirmed release (which goes on)
-                forgetUnconfirmedRelease(entry, me);
-                if (renewable) {
-                    renewing.add(hold);
-                } else {
-                    scheduleExpiry(hold);
-                }
-                if (!entry.gate.hasQueuedThreads()) {
-                    entry.unsubscribe();
-                }
-                return true;
+                return granted(entry, run, outcome, attemptStart);
             }
-            waited[0] = true;
+            run.waited = true;
             long now = time.nanoTime();
-            remaining = timed ? deadline - now : Long.MAX_VALUE;
+            remaining = run.remaining(now);
             if (remaining <= 0) {
                 return false;
             }
-            if (!entry.isSubscribed()) {
-                pushed = entry.subscribe(store);
-                if (pushed) {
-                    continue; // the holder may have released before we subscribed: look again at once
+            if (outcome.isBackOff()) {
+                backOff(run, Math.min(outcome.retryAfter().orElseThrow().toNanos(), remaining));
+                continue;
+            }
+            boolean pushed = outcome.isWatched();
+            if (!pushed) {
+                if (!entry.isSubscribed()) {
+                    if (entry.subscribe(store)) {
+                        continue; // the holder may have released before we subscribed: look again at once
+                    }
+                } else {
+                    pushed = entry.subscribe(store);
                 }
             }
             long holderLeft = outcome.retryAfter().map(Duration::toNanos).orElse(options.leaseTime().toNanos());
@@ -347,12 +361,65 @@ public final class StoreLockProvider implements LockProvider {
             try {
                 entry.signal.tryAcquire(pause, TimeUnit.NANOSECONDS);
             } catch (InterruptedException e) {
-                if (interruptible) {
+                if (request.interruptible) {
                     throw e;
                 }
-                interrupted[0] = true;
+                run.interrupted = true;
             }
         }
+    }
+
+    /** Waits out a store's back-off, whatever wake-ups arrive meanwhile. */
+    private void backOff(Run run, long nanos) throws InterruptedException {
+        long until = time.nanoTime() + nanos;
+        for (long left = nanos; left > 0; left = until - time.nanoTime()) {
+            LockSupport.parkNanos(this, left);
+            if (Thread.interrupted()) {
+                if (run.request.interruptible) {
+                    throw new InterruptedException("interrupted while acquiring lock '" + run.name + "' on "
+                            + store.address());
+                }
+                run.interrupted = true;
+            }
+        }
+    }
+
+    /** The store granted the lock: publish the hold, or give it back if the caller gave up at that moment. */
+    private boolean granted(LockEntry entry, Run run, Acquisition outcome, long attemptStart)
+            throws InterruptedException {
+        String name = entry.name;
+        AcquireRequest request = run.request;
+        long validNanos = outcome.validFor().map(Duration::toNanos).orElse(request.leaseNanos);
+        if (request.interruptible && Thread.interrupted()) {
+            // Granted at the moment of the interrupt: give it back so nothing stays held.
+            releaseQuietly(name, run.storeHold, attemptStart + validNanos, "interrupted at the moment of acquisition");
+            throw new InterruptedException("interrupted while acquiring lock '" + name + "' on " + store.address()
+                    + "; the hold granted at that moment was released");
+        }
+        if (closed.get()) {
+            releaseQuietly(name, run.storeHold, attemptStart + validNanos, "provider closed during acquisition");
+            throw closedException();
+        }
+        Hold hold = new Hold(entry, run.thread, run.storeHold, outcome.fencingToken(), request.renewable,
+                request.leaseNanos, attemptStart + validNanos);
+        ObservedAcquisition watch = run.watch;
+        if (watch != null) {
+            // reported before the hold is published, so that a loss cannot be reported ahead of it
+            hold.watch = watch;
+            watch.granted(time.nanoTime(), hold.token);
+        }
+        entry.hold = hold;
+        // a new hold ends the thread's claim to retry an earlier, unconfirmed release (which goes on)
+        forgetUnconfirmedRelease(entry, run.thread);
+        if (request.renewable) {
+            renewing.add(hold);
+        } else {
+            scheduleExpiry(hold);
+        }
+        if (!entry.gate.hasQueuedThreads()) {
+            entry.unsubscribe();
+        }
+        return true;
     }
 
     private void scheduleExpiry(Hold hold) {
@@ -369,7 +436,7 @@ public final class StoreLockProvider implements LockProvider {
 
     private void expire(Hold hold) {
         if (time.nanoTime() - hold.validUntil >= 0) {
-            markLost(hold, "its lease of " + millis(hold.leaseNanos) + " ms ended before it was released");
+            leaseOver(hold, "its lease of " + millis(hold.leaseNanos) + " ms ended before it was released");
         } else if (hold.isHeld()) {
             scheduleExpiry(hold); // a time source that runs slower than the scheduler's clock
         }
@@ -389,7 +456,7 @@ public final class StoreLockProvider implements LockProvider {
             throw notHeldOrLost(entry, me, name, "unlock");
         }
         if (!hold.isValid(time.nanoTime())) {
-            markLost(hold, "lease of " + millis(hold.leaseNanos) + " ms ended before it was renewed");
+            leaseOver(hold, "lease of " + millis(hold.leaseNanos) + " ms ended before it was renewed");
             throw notHeldOrLost(entry, me, name, "unlock");
         }
         if (hold.count > 1) {
@@ -409,7 +476,7 @@ public final class StoreLockProvider implements LockProvider {
         boolean interrupted = Thread.interrupted();
         try {
             try {
-                released = store.release(name, hold.owner);
+                released = store.release(storeHold(hold));
             } catch (LockBackendException e) {
                 if (!Thread.interrupted()) {
                     throw e;
@@ -418,7 +485,7 @@ public final class StoreLockProvider implements LockProvider {
                 // knowing that the first attempt may have gone through
                 interrupted = true;
                 retried = true;
-                released = store.release(name, hold.owner);
+                released = store.release(storeHold(hold));
             }
         } catch (RuntimeException e) {
             backendFailed(name, "release", e);
@@ -482,7 +549,7 @@ public final class StoreLockProvider implements LockProvider {
         }
         // what the store may still keep: until the lease ends, plus a renewal applied late (one operation timeout)
         long keptUntil = hold.validUntil + options.operationTimeout().toNanos();
-        PendingReleases.Pending pending = releases.add(name, hold.owner, keptUntil);
+        PendingReleases.Pending<H> pending = releases.add(name, storeHold(hold), keptUntil);
         String message = "Lock '" + name + "' on " + store.address() + ": release failed after "
                 + millis(time.nanoTime() - start) + " ms (operation timeout " + options.operationTimeout().toMillis()
                 + " ms) and may or may not have been applied; the thread no longer holds the lock, and the provider "
@@ -508,7 +575,8 @@ public final class StoreLockProvider implements LockProvider {
      * @return false if the thread has no unconfirmed release of this lock
      */
     private boolean retryUnconfirmedRelease(LockEntry entry, Thread me) {
-        PendingReleases.Pending pending = entry.unconfirmed.remove(me);
+        @SuppressWarnings("unchecked") // every pending release of this provider is of its store's holds
+        PendingReleases.Pending<H> pending = (PendingReleases.Pending<H>) entry.unconfirmed.remove(me);
         if (pending == null) {
             return false;
         }
@@ -555,15 +623,15 @@ public final class StoreLockProvider implements LockProvider {
     }
 
     /** Releases a hold nobody uses; if that fails, the release is retried in the background. */
-    private void releaseQuietly(String name, String owner, long validUntil, String why) {
+    private void releaseQuietly(String name, H storeHold, long validUntil, String why) {
         boolean interrupted = Thread.interrupted();
         try {
-            store.release(name, owner);
+            store.release(storeHold);
         } catch (RuntimeException e) {
             backendFailed(name, "release", e);
             log.warn("Lock '{}' on {}: could not release ({}); retrying in the background: {}", name,
                     store.address(), why, e.getMessage());
-            releases.add(name, owner, validUntil + options.operationTimeout().toNanos());
+            releases.add(name, storeHold, validUntil + options.operationTimeout().toNanos());
         } finally {
             if (interrupted) {
                 Thread.currentThread().interrupt();
@@ -572,10 +640,10 @@ public final class StoreLockProvider implements LockProvider {
     }
 
     /** Tells a queueing store that we stopped waiting; failures only cost the store a stale queue entry. */
-    private void abandonQuietly(String name, String owner) {
+    private void abandonQuietly(String name, H storeHold) {
         boolean interrupted = Thread.interrupted();
         try {
-            store.abandon(name, owner);
+            store.abandon(storeHold);
         } catch (RuntimeException e) {
             backendFailed(name, "abandon", e);
             log.warn("Lock '{}' on {}: could not withdraw from the wait: {}", name, store.address(), e.getMessage());
@@ -593,15 +661,38 @@ public final class StoreLockProvider implements LockProvider {
      * local thread may enter, unless the owner's release is on the wire, in which case the releasing thread
      * cleans up when it returns.
      */
-    void markLost(Hold hold, String reason) {
-        markLost(hold, reason, false);
+    boolean markLost(Hold hold, String reason) {
+        return markLost(hold, reason, false, false);
     }
 
-    private void markLost(Hold hold, String reason, boolean unlessReleasing) {
+    /**
+     * The machinery's clock ended {@code hold}: marked lost, and the store told, since it may still keep the hold
+     * (a ZooKeeper node, a row lock of an open transaction) while nothing renews it any more.
+     */
+    private void leaseOver(Hold hold, String reason) {
+        markLost(hold, reason, false, true);
+    }
+
+    /** Tells the store that the machinery ended {@code storeHold}'s lease; a failure only costs a log line. */
+    private void endLease(String name, H storeHold) {
+        try {
+            store.leaseEnded(storeHold);
+        } catch (RuntimeException e) {
+            backendFailed(name, "leaseEnded", e);
+            log.warn("Lock '{}' on {}: the store could not end the hold whose lease ended: {}", name,
+                    store.address(), e.getMessage());
+        }
+    }
+
+    /**
+     * @param leaseEnded whether the machinery's clock ended the hold: the store is told before the next local
+     *     thread may enter, so that it does not find the store still keeping the ended hold
+     */
+    private boolean markLost(Hold hold, String reason, boolean unlessReleasing, boolean leaseEnded) {
         boolean deferred;
         synchronized (hold) {
             if (hold.state != Hold.State.HELD || (unlessReleasing && hold.releasing)) {
-                return;
+                return false;
             }
             hold.state = Hold.State.LOST;
             hold.lossReason = reason;
@@ -613,9 +704,13 @@ public final class StoreLockProvider implements LockProvider {
                 hold.thread.getName(), hold.token, reason);
         holdEnded(hold, HoldEnd.LOST, reason);
         notifyLost(hold);
+        if (leaseEnded) {
+            endLease(hold.entry.name, storeHold(hold));
+        }
         if (!deferred) {
             cleanupLost(hold);
         }
+        return true;
     }
 
     /**
@@ -624,7 +719,7 @@ public final class StoreLockProvider implements LockProvider {
      * hold that was simply unlocked is never reported lost. Otherwise the hold is lost.
      */
     private void markGone(Hold hold) {
-        markLost(hold, "the store no longer had it when renewing (expired or deleted)", true);
+        markLost(hold, "the store no longer had it when renewing (expired or deleted)", true, false);
     }
 
     /**
@@ -641,7 +736,7 @@ public final class StoreLockProvider implements LockProvider {
             hold.lossReason = reason;
         }
         log.warn("Lock '{}' on {} released: {}", hold.entry.name, store.address(), reason);
-        releaseQuietly(hold.entry.name, hold.owner, hold.validUntil, "owner thread ended");
+        releaseQuietly(hold.entry.name, storeHold(hold), hold.validUntil, "owner thread ended");
         holdEnded(hold, HoldEnd.LOST, reason);
         notifyLost(hold);
         cleanupLost(hold);
@@ -724,7 +819,7 @@ public final class StoreLockProvider implements LockProvider {
         if (hold.isValid(time.nanoTime())) {
             return hold;
         }
-        markLost(hold, "lease of " + millis(hold.leaseNanos) + " ms ended before it was renewed");
+        leaseOver(hold, "lease of " + millis(hold.leaseNanos) + " ms ended before it was renewed");
         return null;
     }
 
@@ -761,13 +856,33 @@ public final class StoreLockProvider implements LockProvider {
         LockNames.check(name);
         checkOpen();
         long start = time.nanoTime();
+        LockInfo info;
         try {
-            return store.inspect(name);
+            info = store.inspect(name);
         } catch (LockBackendException e) {
             backendFailed(name, "inspect", e);
             throw new LockBackendException("Lock '" + name + "' on " + store.address() + ": inspect failed after "
                     + millis(time.nanoTime() - start) + " ms: " + e.getMessage(), e);
         }
+        return withOwnLease(info);
+    }
+
+    /**
+     * The store's view of a lock, with the lease this provider keeps for its own hold where the store keeps none
+     * (a ZooKeeper node, a row lock of an open transaction): the hold is ours if the store names its fencing token.
+     */
+    private LockInfo withOwnLease(LockInfo info) {
+        if (!info.isLocked() || info.leaseRemaining().isPresent() || info.fencingToken().isEmpty()) {
+            return info;
+        }
+        LockEntry entry = entries.get(info.name());
+        Hold hold = entry == null ? null : entry.hold;
+        if (hold == null || !hold.isHeld() || hold.token != info.fencingToken().getAsLong()) {
+            return info;
+        }
+        Duration left = Duration.ofNanos(Math.max(0, hold.validUntil - time.nanoTime()));
+        return LockInfo.held(info.name(), info.owner().orElseThrow(), info.acquiredAt().orElse(null), left,
+                hold.token);
     }
 
     @Override
@@ -852,26 +967,26 @@ public final class StoreLockProvider implements LockProvider {
      * is down would otherwise cost one operation timeout per batch and starve expiries and listeners.
      */
     private void renew(List<Hold> batch, Round round) {
-        Set<String> gone = null;
+        RenewResult<H> result = null;
         long sent = time.nanoTime();
         round.holds += batch.size();
         if (round.failure == null) {
-            Map<String, String> holds = new LinkedHashMap<>(batch.size() * 2);
+            List<H> holds = new ArrayList<>(batch.size());
             for (Hold hold : batch) {
-                holds.put(hold.entry.name, hold.owner);
+                holds.add(storeHold(hold));
             }
             try {
-                gone = store.renew(holds, options.leaseTime());
+                result = store.renew(holds, options.leaseTime());
             } catch (RuntimeException e) {
                 round.failure = e;
                 backendFailed(null, "renew", e);
             }
         }
-        if (gone == null) {
+        if (result == null) {
             long now = time.nanoTime();
             for (Hold hold : batch) {
                 if (now - hold.validUntil >= 0) {
-                    markLost(hold, "renewal failed until its lease of " + millis(hold.leaseNanos) + " ms ended: "
+                    leaseOver(hold, "renewal failed until its lease of " + millis(hold.leaseNanos) + " ms ended: "
                             + round.failure.getMessage());
                 } else {
                     scheduleValidityCheck(hold);
@@ -879,13 +994,20 @@ public final class StoreLockProvider implements LockProvider {
             }
             return;
         }
+        Set<H> gone = result.gone();
+        long validUntil = sent + result.validFor().map(Duration::toNanos).orElse(options.leaseTime().toNanos());
         for (Hold hold : batch) {
-            if (gone.contains(hold.entry.name)) {
+            if (gone.contains(storeHold(hold))) {
                 round.gone++;
                 markGone(hold);
+            } else if (sent - hold.validUntil >= 0) {
+                // a renewal counts only within the hold's validity: one sent after it ended (a paused process, a
+                // renewer held up) cannot revive a hold another client may have had meanwhile
+                round.gone++;
+                leaseOver(hold, "its lease of " + millis(hold.leaseNanos) + " ms ended before it was renewed");
             } else {
                 round.renewed++;
-                hold.extendTo(sent + options.leaseTime().toNanos());
+                hold.extendTo(validUntil);
             }
         }
     }
@@ -895,7 +1017,7 @@ public final class StoreLockProvider implements LockProvider {
         try {
             scheduler.schedule(() -> {
                 if (hold.isHeld() && time.nanoTime() - hold.validUntil >= 0) {
-                    markLost(hold, "renewal failed until its lease of " + millis(hold.leaseNanos) + " ms ended");
+                    leaseOver(hold, "renewal failed until its lease of " + millis(hold.leaseNanos) + " ms ended");
                 }
             }, Math.max(0, delay), TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException closing) {
@@ -973,7 +1095,7 @@ public final class StoreLockProvider implements LockProvider {
                 continue;
             }
             try {
-                store.release(entry.name, hold.owner);
+                store.release(storeHold(hold));
                 released++;
                 holdEnded(hold, HoldEnd.RELEASED, null);
             } catch (RuntimeException e) {
@@ -1030,8 +1152,8 @@ public final class StoreLockProvider implements LockProvider {
         return e;
     }
 
-    private static String waitLimit(boolean timed, long waitNanos) {
-        return timed ? " (wait limit " + millis(waitNanos) + " ms)" : "";
+    private String waitLimit(Run run) {
+        return run.timed ? " (wait limit " + millis(run.request.waitNanos) + " ms)" : "";
     }
 
     static long millis(long nanos) {
@@ -1042,8 +1164,19 @@ public final class StoreLockProvider implements LockProvider {
         return time;
     }
 
-    LockStore store() {
+    LockStore<H> store() {
         return store;
+    }
+
+    /** A release retried in the background gave up when the lease ended: the store may still keep the hold. */
+    void releaseAbandoned(String name, H storeHold) {
+        endLease(name, storeHold);
+    }
+
+    /** The store's own record of {@code hold}; every hold of this provider carries one of its store's. */
+    @SuppressWarnings("unchecked")
+    private H storeHold(Hold hold) {
+        return (H) hold.storeHold;
     }
 
     ScheduledThreadPoolExecutor scheduler() {
@@ -1061,13 +1194,16 @@ public final class StoreLockProvider implements LockProvider {
     }
 
     /** Losses the store detects on its own. */
-    private final class Events implements StoreEvents {
+    private final class Events implements StoreEvents<H> {
         @Override
-        public void holdLost(String name, String owner, String reason) {
-            LockEntry entry = entries.get(name);
-            Hold hold = entry == null ? null : entry.hold;
-            if (hold != null && hold.owner.equals(owner)) {
-                markLost(hold, reason);
+        public void holdLost(H storeHold, String reason) {
+            // losses are rare: a scan of the live entries costs the hot path nothing, where an index would
+            for (LockEntry entry : entries.values()) {
+                Hold hold = entry.hold;
+                if (hold != null && hold.storeHold == storeHold) {
+                    markLost(hold, reason);
+                    return;
+                }
             }
         }
 

@@ -144,7 +144,7 @@ public final class LocalLockServer {
      * A new store client of this server for a provider built with {@code options}: wrap it with
      * {@link io.locksmith.spi.LockStores#newProvider} (or decorate it first, to test the machinery).
      */
-    public LockStore newStore(LockOptions options) {
+    public LockStore<?> newStore(LockOptions options) {
         return new LocalLockStore(this, Objects.requireNonNull(options, "options"));
     }
 
@@ -200,25 +200,20 @@ public final class LocalLockServer {
         return released;
     }
 
-    /** Renews each key's hold by its owner ({@code owners}: key to owner id); returns the keys no longer held so. */
-    List<String> renew(Map<String, String> owners, long leaseNanos, Duration timeout) {
-        List<String> gone = new ArrayList<>();
+    /** Renews the hold of {@code key} by {@code owner}; returns false if it is no longer held so. */
+    boolean renew(String key, String owner, long leaseNanos, Duration timeout) {
         enter(timeout);
         try {
             long now = System.nanoTime();
-            for (Map.Entry<String, String> hold : owners.entrySet()) {
-                String key = hold.getKey();
-                Hold current = holds.get(key);
-                if (current != null && current.owner.equals(hold.getValue()) && !current.expired(now)) {
-                    current.expiresAt = now + leaseNanos;
-                } else {
-                    gone.add(key);
-                }
+            Hold current = holds.get(key);
+            if (current != null && current.owner.equals(owner) && !current.expired(now)) {
+                current.expiresAt = now + leaseNanos;
+                return true;
             }
+            return false;
         } finally {
             lock.unlock();
         }
-        return gone;
     }
 
     boolean isLocked(String key, Duration timeout) {

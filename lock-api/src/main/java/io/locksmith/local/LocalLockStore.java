@@ -4,14 +4,14 @@ import io.locksmith.LockInfo;
 import io.locksmith.LockOptions;
 import io.locksmith.spi.Acquisition;
 import io.locksmith.spi.LockStore;
+import io.locksmith.spi.RenewResult;
 import java.time.Duration;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
-import java.util.Map;
+import java.util.List;
 import java.util.Set;
 
 /** The {@link LockStore} of a {@link LocalLockServer}, one per provider. */
-final class LocalLockStore implements LockStore {
+final class LocalLockStore implements LockStore<LocalLockStore.LocalHold> {
 
     private final LocalLockServer server;
     private final String namespace;
@@ -29,26 +29,30 @@ final class LocalLockStore implements LockStore {
     }
 
     @Override
-    public Acquisition tryAcquire(String name, String owner, Duration lease, Duration wait) {
-        long answer = server.acquire(key(name), owner, lease.toNanos(), timeout);
+    public LocalHold newHold(String name, String owner) {
+        return new LocalHold(key(name), owner);
+    }
+
+    @Override
+    public Acquisition tryAcquire(LocalHold hold, Duration lease, Duration wait, Runnable wakeUp) {
+        long answer = server.acquire(hold.key, hold.owner, lease.toNanos(), timeout);
         return answer > 0 ? Acquisition.acquired(answer) : Acquisition.busy(Duration.ofNanos(-answer));
     }
 
     @Override
-    public boolean release(String name, String owner) {
-        return server.release(key(name), owner, timeout);
+    public boolean release(LocalHold hold) {
+        return server.release(hold.key, hold.owner, timeout);
     }
 
     @Override
-    public Set<String> renew(Map<String, String> holds, Duration lease) {
-        Map<String, String> keys = new LinkedHashMap<>(holds.size() * 2);
-        holds.forEach((name, owner) -> keys.put(key(name), owner));
-        Set<String> gone = new HashSet<>();
-        int prefix = namespace.length() + 1;
-        for (String key : server.renew(keys, lease.toNanos(), timeout)) {
-            gone.add(key.substring(prefix));
+    public RenewResult<LocalHold> renew(List<LocalHold> holds, Duration lease) {
+        Set<LocalHold> gone = new HashSet<>();
+        for (LocalHold hold : holds) {
+            if (!server.renew(hold.key, hold.owner, lease.toNanos(), timeout)) {
+                gone.add(hold);
+            }
         }
-        return gone;
+        return RenewResult.gone(gone);
     }
 
     @Override
@@ -78,5 +82,9 @@ final class LocalLockStore implements LockStore {
 
     private String key(String name) {
         return LocalLockServer.key(namespace, name);
+    }
+
+    /** One acquisition run: the server key and the run's owner id. */
+    record LocalHold(String key, String owner) {
     }
 }

@@ -1,26 +1,50 @@
 package io.locksmith.spi;
 
 import java.time.Duration;
+import java.util.Objects;
 import java.util.Optional;
 
-/** The outcome of one acquisition attempt in a {@link LockStore}: acquired with a fencing token, or busy. */
+/**
+ * The outcome of one acquisition attempt in a {@link LockStore}: acquired with a fencing token (and, where the
+ * store knows it better than the lease, how long the hold is valid), or busy (with, where the store knows it, when
+ * to look again, and whether the store will wake the waiter itself).
+ */
 public final class Acquisition {
 
-    private static final Acquisition BUSY_UNKNOWN = new Acquisition(false, 0, null);
+    private static final Acquisition BUSY_UNKNOWN = new Acquisition(false, 0, null, null, false, false);
 
     private final boolean acquired;
     private final long fencingToken;
+    private final Duration validFor;
     private final Duration retryAfter;
+    private final boolean watched;
+    private final boolean backOff;
 
-    private Acquisition(boolean acquired, long fencingToken, Duration retryAfter) {
+    private Acquisition(boolean acquired, long fencingToken, Duration validFor, Duration retryAfter,
+            boolean watched, boolean backOff) {
         this.acquired = acquired;
         this.fencingToken = fencingToken;
+        this.validFor = validFor;
         this.retryAfter = retryAfter;
+        this.watched = watched;
+        this.backOff = backOff;
     }
 
-    /** The lock was acquired; {@code fencingToken} is greater than that of every earlier acquisition. */
+    /**
+     * The lock was acquired for the full lease, counted from when {@link LockStore#tryAcquire} was called;
+     * {@code fencingToken} is greater than that of every earlier acquisition.
+     */
     public static Acquisition acquired(long fencingToken) {
-        return new Acquisition(true, fencingToken, null);
+        return new Acquisition(true, fencingToken, null, null, false, false);
+    }
+
+    /**
+     * The lock was acquired and the store guarantees it for {@code validFor} only, counted from when
+     * {@link LockStore#tryAcquire} was called (Redlock: the lease less the time the vote took and the clock
+     * drift).
+     */
+    public static Acquisition acquired(long fencingToken, Duration validFor) {
+        return new Acquisition(true, fencingToken, Objects.requireNonNull(validFor, "validFor"), null, false, false);
     }
 
     /** Somebody else holds the lock; its remaining lease is unknown. */
@@ -29,11 +53,28 @@ public final class Acquisition {
     }
 
     /**
-     * Somebody else holds the lock and it frees itself within {@code remainingLease} at the latest, so a
-     * waiter should look again by then even if no wake-up arrives.
+     * Somebody else holds the lock and a waiter should look again within {@code retryAfter} at the latest, even if
+     * no wake-up arrives: the holder's remaining lease, or a store's own retry delay (Redlock after a split vote).
      */
-    public static Acquisition busy(Duration remainingLease) {
-        return remainingLease == null ? BUSY_UNKNOWN : new Acquisition(false, 0, remainingLease);
+    public static Acquisition busy(Duration retryAfter) {
+        return retryAfter == null ? BUSY_UNKNOWN : new Acquisition(false, 0, null, retryAfter, false, false);
+    }
+
+    /**
+     * Nobody has the lock for sure, and the store asks to be asked again only after {@code delay}, whatever wake-ups
+     * arrive meanwhile: Redlock after a split vote, where a random delay separates the contenders that would
+     * otherwise split the next vote too.
+     */
+    public static Acquisition backOff(Duration delay) {
+        return new Acquisition(false, 0, null, Objects.requireNonNull(delay, "delay"), false, true);
+    }
+
+    /**
+     * Somebody else holds the lock and the store has arranged to run the attempt's wake-up when it may have become
+     * free (a watch on the waiter ahead); {@code retryAfter}, if not null, bounds the wait all the same.
+     */
+    public static Acquisition watched(Duration retryAfter) {
+        return new Acquisition(false, 0, null, retryAfter, true, false);
     }
 
     /** Whether the lock was acquired. */
@@ -46,13 +87,31 @@ public final class Acquisition {
         return fencingToken;
     }
 
-    /** The holder's remaining lease, if the store told it. */
+    /** How long the new hold is valid, if the store knows it better than the lease. */
+    public Optional<Duration> validFor() {
+        return Optional.ofNullable(validFor);
+    }
+
+    /** When a waiter should look again at the latest, if the store told it. */
     public Optional<Duration> retryAfter() {
         return Optional.ofNullable(retryAfter);
     }
 
+    /** Whether the store asked not to be asked again before {@link #retryAfter()}. */
+    public boolean isBackOff() {
+        return backOff;
+    }
+
+    /** Whether the store will run the attempt's wake-up itself. */
+    public boolean isWatched() {
+        return watched;
+    }
+
     @Override
     public String toString() {
-        return acquired ? "acquired(token=" + fencingToken + ")" : "busy(retryAfter=" + retryAfter + ")";
+        if (acquired) {
+            return "acquired(token=" + fencingToken + (validFor == null ? "" : ", validFor=" + validFor) + ")";
+        }
+        return (watched ? "watched" : backOff ? "backOff" : "busy") + "(retryAfter=" + retryAfter + ")";
     }
 }

@@ -2,21 +2,22 @@ package io.locksmith.spi;
 
 import io.locksmith.LockInfo;
 import java.time.Duration;
-import java.util.Map;
+import java.util.List;
 import java.util.Objects;
-import java.util.Set;
 
 /**
  * A {@link LockStore} that passes every call to another store. Extend it for a
  * {@link io.locksmith.LockOptions.Builder#storeWrapper store wrapper} that observes, counts or disturbs some calls
  * and forwards the rest: override only what you change.
+ *
+ * @param <H> the wrapped store's hold type
  */
-public class ForwardingLockStore implements LockStore {
+public class ForwardingLockStore<H> implements LockStore<H> {
 
     /** The store every call goes to. */
-    protected final LockStore delegate;
+    protected final LockStore<H> delegate;
 
-    public ForwardingLockStore(LockStore delegate) {
+    public ForwardingLockStore(LockStore<H> delegate) {
         this.delegate = Objects.requireNonNull(delegate, "delegate");
     }
 
@@ -26,28 +27,43 @@ public class ForwardingLockStore implements LockStore {
     }
 
     @Override
-    public void start(StoreEvents events) {
+    public void start(StoreEvents<H> events) {
         delegate.start(events);
     }
 
     @Override
-    public Acquisition tryAcquire(String name, String owner, Duration lease, Duration wait) {
-        return delegate.tryAcquire(name, owner, lease, wait);
+    public H newHold(String name, String owner) {
+        return delegate.newHold(name, owner);
     }
 
     @Override
-    public boolean release(String name, String owner) {
-        return delegate.release(name, owner);
+    public Acquisition tryAcquire(H hold, Duration lease, Duration wait, Runnable wakeUp) {
+        return delegate.tryAcquire(hold, lease, wait, wakeUp);
     }
 
     @Override
-    public Set<String> renew(Map<String, String> holds, Duration lease) {
+    public boolean release(H hold) {
+        return delegate.release(hold);
+    }
+
+    @Override
+    public RenewResult<H> renew(List<H> holds, Duration lease) {
         return delegate.renew(holds, lease);
     }
 
     @Override
     public int renewBatchSize() {
         return delegate.renewBatchSize();
+    }
+
+    @Override
+    public void leaseEnded(H hold) {
+        delegate.leaseEnded(hold);
+    }
+
+    @Override
+    public void abandon(H hold) {
+        delegate.abandon(hold);
     }
 
     @Override
@@ -58,11 +74,6 @@ public class ForwardingLockStore implements LockStore {
     @Override
     public Subscription subscribe(String name, Runnable onRelease) {
         return delegate.subscribe(name, onRelease);
-    }
-
-    @Override
-    public void abandon(String name, String owner) {
-        delegate.abandon(name, owner);
     }
 
     @Override

@@ -2,91 +2,121 @@ package io.locksmith.spi;
 
 import io.locksmith.LockInfo;
 import java.time.Duration;
-import java.util.Map;
-import java.util.Set;
+import java.util.List;
 
 /**
  * What a backend implements: how to acquire, release, renew and be woken in its store. Everything else
- * (reentrancy, waiting, local queuing, lease renewal scheduling, loss handling, backoff, timeouts) is done
- * once for all backends by the provider {@link LockStores#newProvider} builds around a store.
+ * (reentrancy, waiting, local queuing, every lease and validity clock, renewal scheduling, loss handling,
+ * backoff, timeouts) is done once for all backends by the provider {@link LockStores#newProvider} builds around a
+ * store.
  *
- * <p>The machinery guarantees that at most one thread of a provider holds or attempts a given name at a time.
- * Each acquisition run (one {@code lock()} or {@code tryLock} call, with all its attempts) has an owner id of its
- * own: the provider's client id, a dot and a hex number that grows with every run and is never used again
- * ({@code 3f2a….1c}), so a store may tell a later run of the same provider from an earlier one. So an
- * owner id names one hold, and a call that arrives late (a release retried after its answer was lost, an attempt
- * the server ran after the client gave up on it) can only ever act on the hold it was made for, never on a newer
- * hold of the same provider. Owner ids are at most 64 ASCII characters, letters, digits and dots. Names arrive
- * already checked against {@link io.locksmith.LockNames}; the store maps them injectively to keys inside its
- * namespace.
+ * <p><b>The store's own hold.</b> {@code H} is the store's record of one acquisition run: whatever it needs to
+ * release or renew exactly what that run took (the key and owner id, the node it created, the connection that
+ * holds a row lock). The machinery asks for one with {@link #newHold} before the run's first attempt, passes the
+ * same object to every later call about the run ({@link #tryAcquire}, {@link #abandon}, {@link #release},
+ * {@link #renew}, {@link #leaseEnded}) and keeps it with the hold; a store reports a loss with the object too
+ * ({@link StoreEvents#holdLost}). Nothing is looked up again by name, so a store keeps no map from names to its
+ * holds and no lease timer of its own. The object exists before the first attempt because an attempt whose
+ * answer was lost may have been applied: the machinery then releases that object in the background.
  *
- * <p>A call that fails with {@link io.locksmith.LockBackendException} may still have been applied (its answer was
- * lost). The machinery treats its outcome as unknown: after a failed {@link #tryAcquire} it never uses that owner
- * id for another hold and releases it in the background; after a failed {@link #release} it retries the release
- * in the background until it is answered or the lease has ended. So every method must be idempotent for the
- * same owner id.
+ * <p><b>Owner ids.</b> Each run has an owner id of its own, passed to {@link #newHold}: the provider's client id, a
+ * dot and a hex number that grows with every run and is never used again ({@code 3f2a….1c}). So a call that
+ * arrives late (a release retried after its answer was lost, an attempt the server ran after the client gave up
+ * on it) can only ever act on the hold it was made for. Owner ids are at most 64 ASCII characters, letters,
+ * digits and dots. Names arrive already checked against {@link io.locksmith.LockNames}; the store maps them
+ * injectively to keys inside its namespace. The machinery guarantees that at most one run of a provider holds or
+ * attempts a given name at a time.
  *
- * <p>Every method must return or throw {@link io.locksmith.LockBackendException} within the provider's
- * operation timeout, and must be safe to call from several threads at once.
+ * <p><b>Failures.</b> A call that fails with {@link io.locksmith.LockBackendException} may still have been applied
+ * (its answer was lost). After a failed {@link #tryAcquire} the machinery never uses that hold for another
+ * attempt and releases it in the background; after a failed {@link #release} it retries the release in the
+ * background until it is answered or the lease has ended. So every method must be idempotent for the same hold.
+ * A store's message names what failed in the store's own terms (the node, the statement, the reply); the
+ * machinery adds the lock name and the backend address once, in front.
+ *
+ * <p>Every method must return or throw {@link io.locksmith.LockBackendException} within the provider's operation
+ * timeout, and must be safe to call from several threads at once.
+ *
+ * @param <H> the store's record of one acquisition run and, once acquired, of its hold
  */
-public interface LockStore extends AutoCloseable {
+public interface LockStore<H> extends AutoCloseable {
 
     /** Where the store is, without credentials, for messages: {@code redis://10.0.0.5:6379/0}. */
     String address();
 
     /** Called once before any other method, with the sink for losses the store detects on its own. */
-    default void start(StoreEvents events) {
+    default void start(StoreEvents<H> events) {
     }
 
     /**
-     * Makes one attempt to take {@code name} for {@code owner} with the given lease.
+     * The store's record of a new acquisition run of {@code name} by {@code owner}; no I/O. The same object is
+     * passed to every later call about the run.
+     */
+    H newHold(String name, String owner);
+
+    /**
+     * Makes one attempt to take the lock for {@code hold} with the given lease.
      *
      * @param wait how long the store itself may block waiting for the lock; zero for one attempt. Stores that
      *     do not queue waiters themselves ignore it and answer at once.
-     * @return {@link Acquisition#acquired(long)} with a fresh fencing token, or {@link Acquisition#busy}
+     * @param wakeUp null when the caller will not wait after a busy answer; otherwise a callback the store may
+     *     arrange to run, on any thread and without blocking, when the lock may have become free (a watch on the
+     *     waiter ahead, say), in which case it answers {@link Acquisition#watched}
+     * @return {@link Acquisition#acquired(long)} with a fresh fencing token, or a busy answer
      */
-    Acquisition tryAcquire(String name, String owner, Duration lease, Duration wait);
+    Acquisition tryAcquire(H hold, Duration lease, Duration wait, Runnable wakeUp);
 
     /**
-     * Releases {@code name} if {@code owner} holds it.
+     * Releases {@code hold} if the store still keeps it.
      *
-     * @return true if it was held by {@code owner} and is now free; false if {@code owner} did not hold it
-     *     (expired, deleted, or released by an earlier attempt), in which case nothing changed
+     * @return true if it was held and is now free; false if it was not held (expired, deleted, or released by an
+     *     earlier attempt), in which case nothing changed
      */
-    boolean release(String name, String owner);
+    boolean release(H hold);
 
     /**
-     * Extends the lease of every hold in {@code holds} (lock name to the owner id of this provider's hold of it)
-     * that its owner still holds, in as few round trips as the store allows (the machinery passes at most
-     * {@link #renewBatchSize()} holds, in a map that iterates in a stable order).
+     * Extends the lease of every hold in {@code holds} that the store still keeps, in as few round trips as the
+     * store allows (the machinery passes at most {@link #renewBatchSize()} holds).
      *
-     * @return the names whose owner no longer holds them
+     * @return the holds the store no longer keeps, and how long the renewed ones are valid
      */
-    Set<String> renew(Map<String, String> holds, Duration lease);
+    RenewResult<H> renew(List<H> holds, Duration lease);
 
-    /** The most names {@link #renew} takes in one call. */
+    /** The most holds {@link #renew} takes in one call. */
     default int renewBatchSize() {
         return 100;
+    }
+
+    /**
+     * The machinery's lease clock ended {@code hold} (an explicit lease ran out, renewals failed until the lease
+     * was over, or a release retried in the background gave up when the lease ended), and the hold is reported
+     * lost. A store that does not end holds on its own (a ZooKeeper node, a row lock held by an open transaction)
+     * frees it here; stores whose server expires leases need nothing. Called before another thread of the
+     * provider may attempt the lock, on the scheduler thread or on the caller's thread that noticed the end: it
+     * must return within the operation timeout, and, like every method, be idempotent. Default: nothing to do.
+     */
+    default void leaseEnded(H hold) {
+    }
+
+    /**
+     * Tells a store that queues waiters that {@code hold}'s run stopped waiting without acquiring, so it can drop
+     * its place in the queue. Default: nothing to do.
+     */
+    default void abandon(H hold) {
     }
 
     /** Whether anybody holds {@code name} now. */
     boolean isLocked(String name);
 
     /**
-     * Asks to be told when {@code name} may have become free. Stores that can push such events (pub/sub,
-     * watches) return a subscription; the default returns null and the machinery polls with backoff.
+     * Asks to be told when {@code name} may have become free, for waiters whose attempt was answered busy without
+     * a watch. Stores that can push such events (pub/sub) return a subscription; the default returns null and the
+     * machinery polls with backoff.
      *
      * @param onRelease called, on any thread, each time the lock may have become free; must not block
      */
     default Subscription subscribe(String name, Runnable onRelease) {
         return null;
-    }
-
-    /**
-     * Tells a store that queues waiters that {@code owner} stopped waiting for {@code name} without acquiring
-     * it, so it can drop its place in the queue. Default: nothing to do.
-     */
-    default void abandon(String name, String owner) {
     }
 
     /**

@@ -16,9 +16,11 @@ public final class LockStores {
      * backoff, one lease renewer, loss handling, close) over {@code store}. The provider owns the store and
      * closes it when it is closed.
      */
-    public static LockProvider newProvider(LockStore store, LockOptions options) {
+    public static LockProvider newProvider(LockStore<?> store, LockOptions options) {
         Objects.requireNonNull(store, "store");
         Objects.requireNonNull(options, "options");
-        return new StoreLockProvider(store, options);
+        LockStore<?> wrapped = Objects.requireNonNull(options.storeWrapper().apply(store),
+                "the store wrapper returned null");
+        return StoreLockProvider.over(wrapped, options);
     }
 }

@@ -41,7 +41,7 @@ class LockObserverTest {
         assertThat(server.heldKeys()).as("locks left in the store").isEmpty();
     }
 
-    private LockProvider provider(LockObserver observer, UnaryOperator<LockStore> decorate) {
+    private LockProvider provider(LockObserver observer, UnaryOperator<LockStore<?>> decorate) {
         LockOptions options = LockOptions.builder()
                 .leaseTime(Duration.ofHours(1)) // the test runs renewal rounds itself
                 .operationTimeout(Duration.ofSeconds(1))
@@ -125,7 +125,7 @@ class LockObserverTest {
     void aFailedAcquireIsAFailedOutcomeAndABackendFailure() {
         DistributedLock lock = provider(recorder, store -> new ForwardingStore(store) {
             @Override
-            public Acquisition tryAcquire(String name, String owner, Duration lease, Duration wait) {
+            public Acquisition tryAcquire(Object hold, Duration lease, Duration wait, Runnable wakeUp) {
                 throw new LockBackendException("connection refused");
             }
         }).getLock("down");
@@ -141,8 +141,8 @@ class LockObserverTest {
         AtomicBoolean failNextRelease = new AtomicBoolean(true);
         DistributedLock lock = provider(recorder, store -> new ForwardingStore(store) {
             @Override
-            public boolean release(String name, String owner) {
-                boolean released = super.release(name, owner);
+            public boolean release(Object hold) {
+                boolean released = super.release(hold);
                 if (failNextRelease.getAndSet(false)) {
                     throw new LockBackendException("response timed out");
                 }
@@ -164,7 +164,7 @@ class LockObserverTest {
         DistributedLock b = provider.getLock("b");
         a.lock();
         b.lock();
-        ((StoreLockProvider) provider).renewAll();
+        ((StoreLockProvider<?>) provider).renewAll();
         assertThat(recorder.rounds).containsExactly("holds=2 renewed=2 gone=0 failure=null");
         a.unlock();
         b.unlock();
@@ -188,7 +188,7 @@ class LockObserverTest {
         DistributedLock lock = provider.getLock("robust");
         lock.lock();
         long token = lock.fencingToken();
-        ((StoreLockProvider) provider).renewAll();
+        ((StoreLockProvider<?>) provider).renewAll();
         lock.unlock();
         assertThat(recorder.events).containsExactly("started robust", "ended robust ACQUIRED token=" + token,
                 "hold robust RELEASED");

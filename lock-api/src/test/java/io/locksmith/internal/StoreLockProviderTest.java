@@ -12,12 +12,12 @@ import io.locksmith.local.LocalLockServer;
 import io.locksmith.spi.Acquisition;
 import io.locksmith.spi.LockStore;
 import io.locksmith.spi.LockStores;
+import io.locksmith.spi.RenewResult;
 import io.locksmith.spi.StoreEvents;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
@@ -50,7 +50,7 @@ class StoreLockProviderTest {
         assertThat(server.heldKeys()).as("locks left in the store").isEmpty();
     }
 
-    private LockProvider provider(LockOptions opts, Function<LockStore, LockStore> decorate) {
+    private LockProvider provider(LockOptions opts, Function<LockStore<?>, LockStore<?>> decorate) {
         LockProvider provider = LockStores.newProvider(decorate.apply(server.newStore(opts)), opts);
         providers.add(provider);
         return provider;
@@ -65,8 +65,8 @@ class StoreLockProviderTest {
         AtomicBoolean failNextRelease = new AtomicBoolean(true);
         LockProvider provider = provider(options, store -> new ForwardingStore(store) {
             @Override
-            public boolean release(String name, String owner) {
-                boolean released = super.release(name, owner);
+            public boolean release(Object hold) {
+                boolean released = super.release(hold);
                 if (failNextRelease.getAndSet(false)) {
                     throw new LockBackendException("response timed out (the release went through)");
                 }
@@ -107,8 +107,8 @@ class StoreLockProviderTest {
         CountDownLatch answerMayReturn = new CountDownLatch(1);
         LockProvider provider = provider(slow, store -> new ForwardingStore(store) {
             @Override
-            public boolean release(String name, String owner) {
-                boolean released = super.release(name, owner);
+            public boolean release(Object hold) {
+                boolean released = super.release(hold);
                 releaseDone.countDown();
                 try {
                     answerMayReturn.await(); // the store has deleted the hold; its answer is still on the way
@@ -130,7 +130,7 @@ class StoreLockProviderTest {
         });
         owner.start();
         assertThat(releaseDone.await(10, TimeUnit.SECONDS)).isTrue();
-        ((StoreLockProvider) provider).renewAll(); // finds the key gone while the release is in flight
+        ((StoreLockProvider<?>) provider).renewAll(); // finds the key gone while the release is in flight
         answerMayReturn.countDown();
         owner.join(10_000);
         assertThat(owner.isAlive()).isFalse();
@@ -147,14 +147,14 @@ class StoreLockProviderTest {
         CountDownLatch releaseMayRun = new CountDownLatch(1);
         LockProvider provider = provider(slow, store -> new ForwardingStore(store) {
             @Override
-            public boolean release(String name, String owner) {
+            public boolean release(Object hold) {
                 releaseStarted.countDown();
                 try {
                     releaseMayRun.await();
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
-                return super.release(name, owner);
+                return super.release(hold);
             }
         });
         DistributedLock lock = provider.getLock("expired");
@@ -170,7 +170,7 @@ class StoreLockProviderTest {
         owner.start();
         assertThat(releaseStarted.await(10, TimeUnit.SECONDS)).isTrue();
         server.forceRelease(slow.namespace(), "expired"); // gone before the release reaches the store
-        ((StoreLockProvider) provider).renewAll();
+        ((StoreLockProvider<?>) provider).renewAll();
         releaseMayRun.countDown();
         owner.join(10_000);
         assertThat(owner.isAlive()).isFalse();
@@ -195,8 +195,8 @@ class StoreLockProviderTest {
     void anInterruptAtTheMomentOfGrantLeavesNothingHeld() {
         LockProvider provider = provider(options, store -> new ForwardingStore(store) {
             @Override
-            public Acquisition tryAcquire(String name, String owner, Duration lease, Duration wait) {
-                Acquisition outcome = super.tryAcquire(name, owner, lease, wait);
+            public Acquisition tryAcquire(Object hold, Duration lease, Duration wait, Runnable wakeUp) {
+                Acquisition outcome = super.tryAcquire(hold, lease, wait, wakeUp);
                 Thread.currentThread().interrupt(); // the interrupt lands while the grant is on its way back
                 return outcome;
             }
@@ -213,15 +213,15 @@ class StoreLockProviderTest {
     void anInterruptedThreadStillLocksAndUnlocksAndKeepsItsFlag() {
         LockProvider provider = provider(options, store -> new ForwardingStore(store) {
             @Override
-            public Acquisition tryAcquire(String name, String owner, Duration lease, Duration wait) {
+            public Acquisition tryAcquire(Object hold, Duration lease, Duration wait, Runnable wakeUp) {
                 assertThat(Thread.currentThread().isInterrupted()).as("flag hidden from the store").isFalse();
-                return super.tryAcquire(name, owner, lease, wait);
+                return super.tryAcquire(hold, lease, wait, wakeUp);
             }
 
             @Override
-            public boolean release(String name, String owner) {
+            public boolean release(Object hold) {
                 assertThat(Thread.currentThread().isInterrupted()).as("flag hidden from the store").isFalse();
-                return super.release(name, owner);
+                return super.release(hold);
             }
         });
         DistributedLock lock = provider.getLock("flag");
@@ -248,7 +248,7 @@ class StoreLockProviderTest {
             }
 
             @Override
-            public Set<String> renew(Map<String, String> holds, Duration lease) {
+            public RenewResult<Object> renew(List<Object> holds, Duration lease) {
                 renewCalls.incrementAndGet();
                 return super.renew(holds, lease);
             }
@@ -313,8 +313,8 @@ class StoreLockProviderTest {
         List<String> abandoned = new CopyOnWriteArrayList<>();
         LockProvider waiter = provider(options, store -> new ForwardingStore(store) {
             @Override
-            public void abandon(String name, String owner) {
-                abandoned.add(name + " by " + owner);
+            public void abandon(Object hold) {
+                abandoned.add(name(hold) + " by " + owner(hold));
             }
         });
         DistributedLock held = provider().getLock("queue-exit");
@@ -356,7 +356,7 @@ class StoreLockProviderTest {
         LockOptions slow = options.toBuilder().leaseTime(Duration.ofHours(1)).build();
         LockProvider provider = provider(slow, store -> new ForwardingStore(store) {
             @Override
-            public Set<String> renew(Map<String, String> holds, Duration lease) {
+            public RenewResult<Object> renew(List<Object> holds, Duration lease) {
                 batches.add(holds.size());
                 return super.renew(holds, lease);
             }
@@ -368,8 +368,8 @@ class StoreLockProviderTest {
             lock.lock();
             locks.add(lock);
         }
-        ((StoreLockProvider) provider).renewAll();
-        ((StoreLockProvider) provider).renewAll();
+        ((StoreLockProvider<?>) provider).renewAll();
+        ((StoreLockProvider<?>) provider).renewAll();
         // each round renews all 250 holds in ceil(250 / 100) = 3 calls of at most 100 names
         assertThat(batches).hasSize(6).allMatch(size -> size <= 100);
         assertThat(batches.stream().mapToInt(Integer::intValue).sum()).isEqualTo(500);
@@ -385,7 +385,7 @@ class StoreLockProviderTest {
         LockOptions fast = options.toBuilder().leaseTime(Duration.ofMillis(1500)).build();
         LockProvider provider = provider(fast, store -> new ForwardingStore(store) {
             @Override
-            public Set<String> renew(Map<String, String> holds, Duration lease) {
+            public RenewResult<Object> renew(List<Object> holds, Duration lease) {
                 renewals.incrementAndGet();
                 return super.renew(holds, lease);
             }
@@ -404,9 +404,9 @@ class StoreLockProviderTest {
         AtomicInteger attempts = new AtomicInteger();
         LockProvider waiters = provider(options, store -> new ForwardingStore(store) {
             @Override
-            public Acquisition tryAcquire(String name, String owner, Duration lease, Duration wait) {
+            public Acquisition tryAcquire(Object hold, Duration lease, Duration wait, Runnable wakeUp) {
                 attempts.incrementAndGet();
-                return super.tryAcquire(name, owner, lease, wait);
+                return super.tryAcquire(hold, lease, wait, wakeUp);
             }
         });
         DistributedLock held = provider().getLock("queue");
@@ -449,19 +449,19 @@ class StoreLockProviderTest {
 
     @Test
     void lossesPushedByTheStoreEndTheHold() throws Exception {
-        AtomicReference<StoreEvents> events = new AtomicReference<>();
-        Map<String, String> owners = new ConcurrentHashMap<>();
+        AtomicReference<StoreEvents<Object>> events = new AtomicReference<>();
+        Map<String, Object> holds = new ConcurrentHashMap<>();
         LockProvider provider = provider(options, store -> new ForwardingStore(store) {
             @Override
-            public void start(StoreEvents sink) {
+            public void start(StoreEvents<Object> sink) {
                 events.set(sink);
             }
 
             @Override
-            public Acquisition tryAcquire(String name, String owner, Duration lease, Duration wait) {
-                Acquisition answer = super.tryAcquire(name, owner, lease, wait);
+            public Acquisition tryAcquire(Object hold, Duration lease, Duration wait, Runnable wakeUp) {
+                Acquisition answer = super.tryAcquire(hold, lease, wait, wakeUp);
                 if (answer.isAcquired()) {
-                    owners.put(name, owner);
+                    holds.put(name(hold), hold);
                 }
                 return answer;
             }
@@ -469,10 +469,14 @@ class StoreLockProviderTest {
         DistributedLock a = provider.getLock("session-a");
         DistributedLock b = provider.getLock("session-b");
         a.lock();
+        Object earlier = holds.get("session-a");
+        a.unlock();
+        a.lock();
         b.lock();
-        events.get().holdLost("session-a", owners.get("session-a") + "0", "a late event about another hold");
+        assertThat(holds.get("session-a")).isNotSameAs(earlier);
+        events.get().holdLost(earlier, "a late event about an earlier hold of the same lock");
         assertThat(a.isHeldByCurrentThread()).as("a loss event names the hold, not only the lock").isTrue();
-        events.get().holdLost("session-a", owners.get("session-a"), "node deleted");
+        events.get().holdLost(holds.get("session-a"), "node deleted");
         assertThat(losses.poll(5, TimeUnit.SECONDS)).isEqualTo("session-a: node deleted");
         assertThat(a.isHeldByCurrentThread()).isFalse();
         assertThat(b.isHeldByCurrentThread()).isTrue();

@@ -760,13 +760,14 @@ abstract class Dialect {
         boolean lockRow(Connection connection, String table, byte[] key, Duration wait, int queryTimeoutSeconds,
                 StatementRegistry registry) throws SQLException {
             // Always NOWAIT: an H2 lock wait swallows the waiting thread's interrupt status, so waiters poll
-            // with the provider's backoff instead (H2 runs in-process, where a poll costs no network).
+            // with the provider's backoff instead (H2 runs in-process, where a poll costs no network). A statement
+            // that never blocks needs no registry.
             String suffix = " FOR UPDATE NOWAIT";
             try (PreparedStatement select = connection.prepareStatement("SELECT token FROM " + table
                     + " WHERE lock_key = ?" + suffix)) {
                 select.setQueryTimeout(queryTimeoutSeconds);
                 select.setBytes(1, key);
-                try (ResultSet row = registry.executeQuery(select)) {
+                try (ResultSet row = select.executeQuery()) {
                     return row.next();
                 }
             }

@@ -267,14 +267,14 @@ public final class JdbcLockProviders {
         }
 
         /** The store {@link #build()} wraps. */
-        LockStore buildStore() {
+        LockStore<?> buildStore() {
             checkOwnConnections(dataSource);
             String where = address != null ? address : "JDBC " + dataSource.getClass().getSimpleName();
             LockTable lockTable = new LockTable(dataSource, table, createTable, options.operationTimeout(),
                     where + " (table " + table + ")", owned);
             return mode == Mode.LEASE
                     ? new LeaseStore(lockTable, options.namespace())
-                    : new SessionStore(lockTable, options.namespace(), options.timeSource());
+                    : new SessionStore(lockTable, options.namespace());
         }
     }
 }

@@ -3,6 +3,7 @@ package io.locksmith.jdbc;
 import io.locksmith.LockInfo;
 import io.locksmith.spi.Acquisition;
 import io.locksmith.spi.LockStore;
+import io.locksmith.spi.RenewResult;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -13,8 +14,8 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.Arrays;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
-import java.util.Map;
+import java.util.HexFormat;
+import java.util.List;
 import java.util.Set;
 
 /**
@@ -31,12 +32,14 @@ import java.util.Set;
  * no further attempt after one that may have been applied, so the same owner id arriving again is a late or
  * repeated statement and must not take the lock a second time.
  *
- * <p>Release clears the owner where the row is still the given owner id's; the row stays, so the token keeps
- * growing. Renewal extends a batch with one {@code UPDATE … WHERE lock_key IN (…) AND ((lock_key = ? AND owner = ?)
- * OR …)}: each row only for the owner id of that name's hold (the IN list lets every database find the rows by
- * their key), and reads back which rows it extended only when the count falls short.
+ * <p>The store's record of a run ({@link LeaseHold}) is the row's key, computed once per run, and the run's owner
+ * id; the row itself is the hold, so the store keeps nothing else. Release clears the owner where the row is still
+ * the hold's owner id's; the row stays, so the token keeps growing. Renewal extends a batch with one {@code UPDATE
+ * … WHERE lock_key IN (…) AND ((lock_key = ? AND owner = ?) OR …)}: each row only for the owner id of its hold (the
+ * IN list lets every database find the rows by their key), and reads back which rows it extended only when the
+ * count falls short.
  */
-final class LeaseStore implements LockStore {
+final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
 
     private final LockTable table;
     private final String namespace;
@@ -52,8 +55,12 @@ final class LeaseStore implements LockStore {
     }
 
     @Override
-    public Acquisition tryAcquire(String name, String owner, Duration lease, Duration wait) {
-        byte[] key = LockTable.key(namespace, name);
+    public LeaseHold newHold(String name, String owner) {
+        return new LeaseHold(name, LockTable.key(namespace, name), owner);
+    }
+
+    @Override
+    public Acquisition tryAcquire(LeaseHold hold, Duration lease, Duration wait, Runnable wakeUp) {
         long start = System.nanoTime();
         Connection connection = null;
         try {
@@ -68,12 +75,12 @@ final class LeaseStore implements LockStore {
             }
             Dialect dialect = table.dialect();
             String t = table.name();
-            long token = compareAndSet(connection, dialect, t, key, owner, lease);
+            long token = compareAndSet(connection, dialect, t, hold, lease);
             if (token < 0) {
-                if (table.insertIfAbsent(connection, key, namespace, name) == 0) {
+                if (table.insertIfAbsent(connection, hold.key, namespace, hold.name) == 0) {
                     return Acquisition.busy();
                 }
-                token = compareAndSet(connection, dialect, t, key, owner, lease);
+                token = compareAndSet(connection, dialect, t, hold, lease);
                 if (token < 0) {
                     return Acquisition.busy(); // another client took the new row first
                 }
@@ -81,7 +88,7 @@ final class LeaseStore implements LockStore {
             return Acquisition.acquired(token);
         } catch (SQLException | RuntimeException e) {
             table.restoreSwallowedInterrupt(connection, e, start);
-            throw table.failure("acquiring '" + name + "'", start, e);
+            throw table.failure("acquiring '" + hold.name + "'", start, e);
         } finally {
             if (connection != null) {
                 table.giveBack(connection);
@@ -89,51 +96,46 @@ final class LeaseStore implements LockStore {
         }
     }
 
-    private long compareAndSet(Connection connection, Dialect dialect, String t, byte[] key, String owner,
-            Duration lease) throws SQLException {
+    private long compareAndSet(Connection connection, Dialect dialect, String t, LeaseHold hold, Duration lease)
+            throws SQLException {
         String sql = dialect.acquireSql(t);
         try (PreparedStatement update = dialect.acquireReturnsGeneratedKeys()
                 ? connection.prepareStatement(sql, Statement.RETURN_GENERATED_KEYS)
                 : connection.prepareStatement(sql)) {
             update.setQueryTimeout(table.queryTimeoutSeconds());
-            update.setString(1, owner);
+            update.setString(1, hold.owner);
             update.setLong(2, Dialect.micros(lease));
-            update.setBytes(3, key);
+            update.setBytes(3, hold.key);
             return dialect.acquire(update);
         }
     }
 
     @Override
-    public boolean release(String name, String owner) {
-        byte[] key = LockTable.key(namespace, name);
-        return table.call("releasing '" + name + "'", connection -> {
+    public boolean release(LeaseHold hold) {
+        return table.call("releasing '" + hold.name + "'", connection -> {
             Dialect dialect = table.dialect();
             // An expired hold is not released: it was no longer guaranteed, and the caller must hear so.
             try (PreparedStatement update = connection.prepareStatement("UPDATE " + table.name()
                     + " SET owner = NULL, expires_at = " + dialect.now() + " WHERE lock_key = ? AND owner = ?"
                     + " AND expires_at > " + dialect.now())) {
                 update.setQueryTimeout(table.queryTimeoutSeconds());
-                update.setBytes(1, key);
-                update.setString(2, owner);
+                update.setBytes(1, hold.key);
+                update.setString(2, hold.owner);
                 return update.executeUpdate() > 0;
             }
         });
     }
 
     @Override
-    public Set<String> renew(Map<String, String> holds, Duration lease) {
+    public RenewResult<LeaseHold> renew(List<LeaseHold> holds, Duration lease) {
         if (holds.isEmpty()) {
-            return Set.of();
-        }
-        Map<Key, String> names = new LinkedHashMap<>();
-        for (String name : holds.keySet()) {
-            names.put(new Key(LockTable.key(namespace, name)), name);
+            return RenewResult.allRenewed();
         }
         return table.call("renewing " + holds.size() + " lock(s)", connection -> {
             Dialect dialect = table.dialect();
             // The keys in an IN list, which every database finds by the primary key; then each key with its owner
             // id, so that a row is extended only for the hold it was given for.
-            int n = names.size();
+            int n = holds.size();
             String ours = " WHERE expires_at > " + dialect.now() + " AND lock_key IN (" + "?, ".repeat(n - 1)
                     + "?) AND (" + "(lock_key = ? AND owner = ?) OR ".repeat(n - 1) + "(lock_key = ? AND owner = ?))";
             int extended;
@@ -141,38 +143,45 @@ final class LeaseStore implements LockStore {
                     + " SET expires_at = " + dialect.nowPlusMicros() + ours)) {
                 update.setQueryTimeout(table.queryTimeoutSeconds());
                 update.setLong(1, Dialect.micros(lease));
-                bindHolds(update, 2, names, holds);
+                bindHolds(update, 2, holds);
                 extended = update.executeUpdate();
             }
-            if (extended == names.size()) {
-                return Set.of();
+            if (extended == n) {
+                return RenewResult.<LeaseHold>allRenewed();
             }
-            // Fewer rows than holds: find the ones still held by their owner (just extended); the rest are gone.
-            Set<String> gone = new HashSet<>(names.values());
-            try (PreparedStatement select = connection.prepareStatement("SELECT lock_key FROM " + table.name()
-                    + ours)) {
+            // Fewer rows than holds: find the rows still held by their hold's owner (just extended); the rest are
+            // gone.
+            Set<Row> kept = new HashSet<>();
+            try (PreparedStatement select = connection.prepareStatement("SELECT lock_key, owner FROM "
+                    + table.name() + ours)) {
                 select.setQueryTimeout(table.queryTimeoutSeconds());
-                bindHolds(select, 1, names, holds);
+                bindHolds(select, 1, holds);
                 try (ResultSet rows = select.executeQuery()) {
                     while (rows.next()) {
-                        gone.remove(names.get(new Key(rows.getBytes(1))));
+                        kept.add(new Row(rows.getBytes(1), rows.getString(2)));
                     }
                 }
             }
-            return gone;
+            Set<LeaseHold> gone = new HashSet<>();
+            for (LeaseHold hold : holds) {
+                if (!kept.contains(new Row(hold.key, hold.owner))) {
+                    gone.add(hold);
+                }
+            }
+            return RenewResult.gone(gone);
         });
     }
 
     /** Binds the keys of the IN list, then each key with its hold's owner id; see {@link #renew}. */
-    private static void bindHolds(PreparedStatement statement, int first, Map<Key, String> names,
-            Map<String, String> holds) throws SQLException {
+    private static void bindHolds(PreparedStatement statement, int first, List<LeaseHold> holds)
+            throws SQLException {
         int i = first;
-        for (Key key : names.keySet()) {
-            statement.setBytes(i++, key.bytes);
+        for (LeaseHold hold : holds) {
+            statement.setBytes(i++, hold.key);
         }
-        for (Map.Entry<Key, String> entry : names.entrySet()) {
-            statement.setBytes(i++, entry.getKey().bytes);
-            statement.setString(i++, holds.get(entry.getValue()));
+        for (LeaseHold hold : holds) {
+            statement.setBytes(i++, hold.key);
+            statement.setString(i++, hold.owner);
         }
     }
 
@@ -246,21 +255,39 @@ final class LeaseStore implements LockStore {
         table.close();
     }
 
-    /** A key with value equality, for matching rows read back to names. */
-    private record Key(byte[] bytes) {
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof Key k && Arrays.equals(bytes, k.bytes);
-        }
+    /** One acquisition run: the name (for messages), its key, computed once per run, and the run's owner id. */
+    static final class LeaseHold {
+        final String name;
+        final byte[] key;
+        final String owner;
 
-        @Override
-        public int hashCode() {
-            return Arrays.hashCode(bytes);
+        LeaseHold(String name, byte[] key, String owner) {
+            this.name = name;
+            this.key = key;
+            this.owner = owner;
         }
 
         @Override
         public String toString() {
-            return java.util.HexFormat.of().formatHex(bytes);
+            return "LeaseHold{'" + name + "', owner=" + owner + '}';
+        }
+    }
+
+    /** A row read back by a renewal: its key and owner, with value equality. */
+    private record Row(byte[] key, String owner) {
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Row r && Arrays.equals(key, r.key) && owner.equals(r.owner);
+        }
+
+        @Override
+        public int hashCode() {
+            return 31 * Arrays.hashCode(key) + owner.hashCode();
+        }
+
+        @Override
+        public String toString() {
+            return HexFormat.of().formatHex(key) + '/' + owner;
         }
     }
 }

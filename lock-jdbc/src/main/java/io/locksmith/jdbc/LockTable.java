@@ -220,7 +220,8 @@ final class LockTable {
         }
     }
 
-    private static void setNetworkTimeout(Connection connection, Duration timeout) throws SQLException {
+    /** Sets {@code timeout} as the network timeout of {@code connection}, where its driver has one. */
+    static void setNetworkTimeout(Connection connection, Duration timeout) throws SQLException {
         try {
             connection.setNetworkTimeout(DIRECT, (int) Math.min(Integer.MAX_VALUE, Math.max(1, timeout.toMillis())));
         } catch (SQLFeatureNotSupportedException | AbstractMethodError | UnsupportedOperationException e) {

@@ -1,10 +1,9 @@
 package io.locksmith.jdbc;
 
 import io.locksmith.LockInfo;
-import io.locksmith.TimeSource;
 import io.locksmith.spi.Acquisition;
 import io.locksmith.spi.LockStore;
-import io.locksmith.spi.OwnerIds;
+import io.locksmith.spi.RenewResult;
 import io.locksmith.spi.StoreEvents;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -12,6 +11,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -19,6 +19,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,43 +35,54 @@ import org.slf4j.LoggerFactory;
  * ({@link TokenCounter}), so tokens grow in the order of the holds, also across holders whose connection died
  * and across a crash of the database.
  *
- * <p>Leases: the database knows nothing of them, so this store ends a hold itself (rolls back) when its lease
- * runs out without renewal; renewal checks that the connection is still alive and reports dead ones as gone.
- * A holder process that hangs keeps its lock until its connection dies, which never breaks exclusion. Holds are
- * kept by name with the owner id they were taken for: release and renewal act on a hold only for that owner id,
- * and a lease end reports the loss with it, so nothing late about an earlier hold touches a newer one.
+ * <p>The store's record of a run ({@link SessionHold}) carries the connection whose transaction holds the row,
+ * so release, renewal and the end of a lease act on exactly that transaction and never on a newer hold of the
+ * name. Once a run has ended (released, its lease ended, or it gave up waiting), no attempt of it takes the lock
+ * any more: one that the database answers afterwards (a late or delayed attempt) rolls back at once.
  *
- * <p>A thread blocked in a lock wait does not see {@link Thread#interrupt()}: a watchdog polls the blocked
- * threads every {@value #WATCHDOG_MILLIS} ms and cancels the statement of an interrupted one, which then
- * reports busy with its interrupt status still set, so the machinery decides what the interrupt means.
+ * <p>Leases: the database knows nothing of them. The machinery's lease clock tells the store when a hold's lease
+ * ended unrenewed ({@link #leaseEnded}), and the store rolls that hold's transaction back; renewal checks that
+ * each hold's connection is still alive, and a dead one is reported lost at once. A holder process that hangs
+ * keeps its lock until its connection dies, which never breaks exclusion.
+ *
+ * <p>A thread blocked in a lock wait does not see {@link Thread#interrupt()} (the drivers block in socket reads):
+ * a watchdog polls the blocked threads every {@value #WATCHDOG_MILLIS} ms and cancels the statement of an
+ * interrupted one, which then reports busy with its interrupt status still set, so the machinery decides what the
+ * interrupt means. The watchdog's thread runs only while some lock wait is blocked, and serves nothing else: a
+ * thread shared with slower work (a renewal round waiting for a database that is down) could not keep
+ * {@code lockInterruptibly()} prompt.
  */
-final class SessionStore implements LockStore {
+final class SessionStore implements LockStore<SessionStore.SessionHold> {
 
     private static final Logger log = LoggerFactory.getLogger(SessionStore.class);
     private static final long WATCHDOG_MILLIS = 10;
+    /** How long the watchdog's thread outlives the last blocked lock wait. */
+    private static final long WATCHDOG_IDLE_MILLIS = 1000;
 
     private final LockTable table;
     private final String namespace;
-    private final TimeSource time;
     private final TokenCounter tokens;
-    private final Map<String, SessionHold> holds = new ConcurrentHashMap<>();
+    /** Holds whose transaction is open, for {@link #close} only: calls about a hold find it in the hold itself. */
+    private final Set<SessionHold> openTransactions = ConcurrentHashMap.newKeySet();
     private final Map<Thread, Waiter> waiting = new ConcurrentHashMap<>();
-    private final ScheduledThreadPoolExecutor scheduler;
+    private final ScheduledThreadPoolExecutor watchdogThread;
     private final Object watchdogLock = new Object();
-    private ScheduledFuture<?> watchdog;
-    private volatile StoreEvents events;
+    private ScheduledFuture<?> watchdog; // guarded by watchdogLock
+    private volatile StoreEvents<SessionHold> events;
+    private volatile boolean closed;
 
-    SessionStore(LockTable table, String namespace, TimeSource time) {
+    SessionStore(LockTable table, String namespace) {
         this.table = table;
         this.namespace = namespace;
-        this.time = time;
         this.tokens = new TokenCounter(table);
-        this.scheduler = new ScheduledThreadPoolExecutor(1, r -> {
-            Thread t = new Thread(r, "locksmith-jdbc-session");
+        this.watchdogThread = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, "locksmith-jdbc-lock-wait-watchdog");
             t.setDaemon(true);
             return t;
         });
-        scheduler.setRemoveOnCancelPolicy(true);
+        watchdogThread.setRemoveOnCancelPolicy(true);
+        watchdogThread.setKeepAliveTime(WATCHDOG_IDLE_MILLIS, TimeUnit.MILLISECONDS);
+        watchdogThread.allowCoreThreadTimeOut(true);
     }
 
     @Override
@@ -79,27 +91,22 @@ final class SessionStore implements LockStore {
     }
 
     @Override
-    public void start(StoreEvents events) {
+    public void start(StoreEvents<SessionHold> events) {
         this.events = events;
     }
 
     @Override
-    public Acquisition tryAcquire(String name, String owner, Duration lease, Duration wait) {
-        SessionHold existing = holds.get(name);
-        if (existing != null) {
-            if (!OwnerIds.isLaterRun(owner, existing.owner)) {
-                // The same run again (which never asks once it holds: a repeated attempt), or a late attempt of an
-                // earlier run: the hold stays.
-                return Acquisition.busy();
-            }
-            // An earlier hold the machinery already gave up (its lease ended first on the client's clock): the
-            // machinery runs one acquisition of a name at a time, so this later run is the one that needs the
-            // name, and the earlier hold's row lock would keep it out.
-            if (holds.remove(name, existing)) {
-                end(existing);
-            }
+    public SessionHold newHold(String name, String owner) {
+        return new SessionHold(name, LockTable.key(namespace, name), owner);
+    }
+
+    @Override
+    public Acquisition tryAcquire(SessionHold hold, Duration lease, Duration wait, Runnable wakeUp) {
+        if (!hold.mayAcquire()) {
+            // The run holds already (a repeated attempt) or has ended (a late attempt): it takes nothing.
+            return Acquisition.busy();
         }
-        byte[] key = LockTable.key(namespace, name);
+        String name = hold.name;
         // With the interrupt status already set, one attempt only: a blocked wait would be cancelled at once.
         Duration lockWait = Thread.currentThread().isInterrupted() ? Duration.ZERO : wait;
         Duration limit = lockWait.plus(table.timeout());
@@ -123,8 +130,9 @@ final class SessionStore implements LockStore {
                 Waiter waiter = new Waiter();
                 boolean locked;
                 try {
-                    locked = dialect.lockRow(connection, table.name(), key, lockWait, queryTimeout,
-                            statement -> waiter.execute(statement));
+                    // NOWAIT never blocks: only a lock wait needs the watchdog
+                    locked = dialect.lockRow(connection, table.name(), hold.key, lockWait, queryTimeout,
+                            lockWait.isZero() ? PreparedStatement::executeQuery : waiter::execute);
                 } catch (SQLException e) {
                     if (waiter.cancelled || dialect.isLockNotAvailable(e)) {
                         connection.rollback();
@@ -136,28 +144,35 @@ final class SessionStore implements LockStore {
                     // The first use of this name: create its row (committed at once), then lock it.
                     connection.rollback();
                     connection.setAutoCommit(true);
-                    table.insertIfAbsent(connection, key, namespace, name);
+                    table.insertIfAbsent(connection, hold.key, namespace, name);
                     continue;
                 }
                 long token;
                 try {
                     token = tokens.next();
-                    dialect.recordSessionHold(connection, table.name(), key, owner, token, table.holderColumn(),
-                            queryTimeout);
+                    dialect.recordSessionHold(connection, table.name(), hold.key, hold.owner, token,
+                            table.holderColumn(), queryTimeout);
                 } catch (SQLException e) {
                     if (!waiter.cancelled) {
                         throw e;
                     }
                     token = -1; // a cancel meant for the lock wait hit this statement
                 }
-                if (waiter.cancelled) {
-                    connection.rollback();
+                if (!waiter.cancelled) {
+                    // no lock wait on this connection any more: what the hold does later (rollback, validity
+                    // checks) returns within the operation timeout
+                    LockTable.setNetworkTimeout(connection, table.timeout());
+                }
+                if (waiter.cancelled || !hold.keep(connection)) {
+                    // interrupted, or the run ended while the database answered: the rollback below frees the row
                     return Acquisition.busy();
                 }
-                SessionHold hold = new SessionHold(name, owner, connection, time.nanoTime() + lease.toNanos());
-                holds.put(name, hold);
                 kept = true;
-                scheduleExpiry(hold);
+                openTransactions.add(hold);
+                if (closed) {
+                    end(hold); // close() may have missed it
+                    return Acquisition.busy();
+                }
                 return Acquisition.acquired(token);
             }
             throw new SQLException("the row of '" + name + "' disappeared three times between insert and lock");
@@ -171,62 +186,75 @@ final class SessionStore implements LockStore {
     }
 
     @Override
-    public boolean release(String name, String owner) {
-        SessionHold hold = holds.get(name);
-        // only the hold of this owner id: a late release must leave a newer hold of the name alone
-        if (hold == null || !hold.owner.equals(owner) || !holds.remove(name, hold)) {
-            return false;
+    public boolean release(SessionHold hold) {
+        Connection connection = hold.end();
+        if (connection == null) {
+            return false; // not held: released or ended already, or never acquired
         }
-        hold.cancelExpiry();
+        openTransactions.remove(hold);
         long start = System.nanoTime();
         try {
-            hold.connection.rollback();
+            connection.rollback();
         } catch (SQLException e) {
-            boolean dead = LockTable.isDead(hold.connection);
-            LockTable.closeQuietly(hold.connection);
+            boolean dead = LockTable.isDead(connection);
+            LockTable.closeQuietly(connection);
             if (dead) {
                 // the database rolled back when the connection died: the lock was free since then
                 return false;
             }
-            throw table.failure("releasing '" + name + "'", start, e);
+            throw table.failure("releasing '" + hold.name + "'", start, e);
         }
-        giveBack(hold.connection);
+        giveBack(connection);
         return true;
     }
 
+    /**
+     * Checks that each hold's connection is still alive; the transaction lives as long as it does, so nothing
+     * needs extending. A dead connection's hold is reported lost at once, so that a renewal cut short by the
+     * operation timeout does not hide it, and is among the holds this call returns as gone.
+     */
     @Override
-    public Set<String> renew(Map<String, String> owners, Duration lease) {
-        Set<String> gone = new HashSet<>();
+    public RenewResult<SessionHold> renew(List<SessionHold> holds, Duration lease) {
+        Set<SessionHold> gone = new HashSet<>();
         long start = System.nanoTime();
-        long deadline = time.nanoTime() + lease.toNanos();
-        for (Map.Entry<String, String> entry : owners.entrySet()) {
-            String name = entry.getKey();
-            SessionHold hold = holds.get(name);
-            if (hold == null || !hold.owner.equals(entry.getValue())) {
-                gone.add(name); // that hold ended; a newer hold of the name is not the one asked about
+        for (SessionHold hold : holds) {
+            Connection connection = hold.connection();
+            if (connection == null) {
+                gone.add(hold); // released or ended
                 continue;
             }
             if (System.nanoTime() - start > table.timeout().toNanos()) {
-                throw table.failure("renewing " + owners.size() + " lock(s)", start,
+                throw table.failure("renewing " + holds.size() + " lock(s)", start,
                         new SQLException("checking the connections took longer than the operation timeout"));
             }
-            if (isAlive(hold.connection)) {
-                hold.extendTo(deadline);
-            } else {
-                gone.add(name);
-                if (holds.remove(name, hold)) {
-                    end(hold);
+            if (!isAlive(connection)) {
+                gone.add(hold);
+                if (end(hold)) {
+                    StoreEvents<SessionHold> sink = events;
+                    if (sink != null) {
+                        sink.holdLost(hold, "its connection to the database failed, so the database rolled its"
+                                + " transaction back");
+                    }
                 }
             }
         }
-        return gone;
+        return RenewResult.gone(gone);
+    }
+
+    /** Rolls back the transaction of a hold whose lease the machinery ended, and gives its connection back. */
+    @Override
+    public void leaseEnded(SessionHold hold) {
+        end(hold);
+    }
+
+    /** Ends a run that stopped waiting: a late answer to one of its attempts then takes nothing. */
+    @Override
+    public void abandon(SessionHold hold) {
+        end(hold);
     }
 
     @Override
     public boolean isLocked(String name) {
-        if (holds.containsKey(name)) {
-            return true;
-        }
         byte[] key = LockTable.key(namespace, name);
         return table.call("checking '" + name + "'", connection -> {
             Dialect dialect = table.dialect();
@@ -327,64 +355,30 @@ final class SessionStore implements LockStore {
 
     @Override
     public void close() {
+        closed = true;
         for (Waiter waiter : waiting.values()) {
             waiter.cancel();
         }
-        scheduler.shutdownNow();
-        for (SessionHold hold : holds.values()) {
-            if (holds.remove(hold.name, hold)) {
-                end(hold);
-            }
+        watchdogThread.shutdownNow();
+        // holds the machinery could not release in time: their transactions end with the store
+        for (SessionHold hold : openTransactions) {
+            end(hold);
         }
         tokens.close();
         table.close();
     }
 
-    /** The connection holding {@code name} in {@code namespace} for this store, if any: for tests. */
-    Connection connectionOf(String namespace, String name) {
-        SessionHold hold = namespace.equals(this.namespace) ? holds.get(name) : null;
-        return hold == null ? null : hold.connection;
-    }
-
     // ---------------------------------------------------------------- holds
 
-    private void scheduleExpiry(SessionHold hold) {
-        long delay = Math.max(0, hold.deadline - time.nanoTime());
-        try {
-            hold.setExpiry(scheduler.schedule(() -> expire(hold), delay, TimeUnit.NANOSECONDS));
-        } catch (RejectedExecutionException closing) {
-            // closing: close() ends every hold
+    /** Ends {@code hold}'s run, quietly; returns whether it held a transaction, which this rolled back. */
+    private boolean end(SessionHold hold) {
+        Connection connection = hold.end();
+        if (connection == null) {
+            return false;
         }
-    }
-
-    private void expire(SessionHold hold) {
-        if (holds.get(hold.name) != hold) {
-            return;
-        }
-        if (time.nanoTime() - hold.deadline < 0) {
-            scheduleExpiry(hold); // renewed meanwhile
-            return;
-        }
-        if (holds.remove(hold.name, hold)) {
-            end(hold);
-            StoreEvents sink = events;
-            if (sink != null) {
-                // names the hold's owner id: a newer hold of the name, taken meanwhile, is not the one lost
-                sink.holdLost(hold.name, hold.owner,
-                        "its lease ended without renewal, so its transaction was rolled back");
-            }
-        }
-    }
-
-    /** Ends a hold that is no longer wanted: rollback and give the connection back, quietly. */
-    private void end(SessionHold hold) {
-        hold.cancelExpiry();
-        try {
-            hold.connection.rollback();
-        } catch (SQLException e) {
-            log.debug("{}: rollback of the hold of '{}' failed: {}", address(), hold.name, e.toString());
-        }
-        giveBack(hold.connection);
+        openTransactions.remove(hold);
+        giveBack(connection); // rolls back
+        return true;
     }
 
     private void giveBack(Connection connection) {
@@ -430,7 +424,7 @@ final class SessionStore implements LockStore {
         synchronized (watchdogLock) {
             if (watchdog == null) {
                 try {
-                    watchdog = scheduler.scheduleWithFixedDelay(this::watch, WATCHDOG_MILLIS, WATCHDOG_MILLIS,
+                    watchdog = watchdogThread.scheduleWithFixedDelay(this::watch, WATCHDOG_MILLIS, WATCHDOG_MILLIS,
                             TimeUnit.MILLISECONDS);
                 } catch (RejectedExecutionException closing) {
                     // closing: close() cancels the waiters
@@ -439,16 +433,23 @@ final class SessionStore implements LockStore {
         }
     }
 
-    /** One blocking lock wait, cancellable from the watchdog. */
+    /**
+     * One blocking lock wait, cancellable from the watchdog. A lock, not a monitor, guards it: the waiting thread
+     * may wait for a cancel that is on the wire.
+     */
     private final class Waiter {
-        private PreparedStatement statement;
-        private boolean done;
+        private final ReentrantLock lock = new ReentrantLock();
+        private PreparedStatement statement; // guarded by lock
+        private boolean done; // guarded by lock
         volatile boolean cancelled;
 
         ResultSet execute(PreparedStatement statement) throws SQLException {
             Thread me = Thread.currentThread();
-            synchronized (this) {
+            lock.lock();
+            try {
                 this.statement = statement;
+            } finally {
+                lock.unlock();
             }
             waiting.put(me, this);
             startWatchdog();
@@ -456,55 +457,79 @@ final class SessionStore implements LockStore {
                 return statement.executeQuery();
             } finally {
                 waiting.remove(me);
-                synchronized (this) {
+                lock.lock();
+                try {
                     done = true; // a cancel in progress finishes before this, so it cannot hit a later statement
+                } finally {
+                    lock.unlock();
                 }
             }
         }
 
-        synchronized void cancel() {
-            if (done || cancelled || statement == null) {
-                return;
-            }
-            cancelled = true;
+        void cancel() {
+            lock.lock();
             try {
+                if (done || cancelled || statement == null) {
+                    return;
+                }
+                cancelled = true;
                 statement.cancel();
             } catch (SQLException | RuntimeException e) {
                 log.debug("{}: cancelling a lock wait failed: {}", address(), e.toString());
+            } finally {
+                lock.unlock();
             }
         }
     }
 
-    /** A held row lock: its owner id, its connection (with the open transaction) and when its lease ends. */
-    private static final class SessionHold {
+    /**
+     * One acquisition run: the name (for messages), its key, computed once per run, and the run's owner id; once
+     * acquired, the connection whose open transaction holds the row lock. A run ends once, and then never holds.
+     */
+    static final class SessionHold {
         final String name;
+        final byte[] key;
         final String owner;
-        final Connection connection;
-        volatile long deadline;
-        private ScheduledFuture<?> expiry;
+        private Connection connection; // guarded by this
+        private boolean ended; // guarded by this
 
-        SessionHold(String name, String owner, Connection connection, long deadline) {
+        SessionHold(String name, byte[] key, String owner) {
             this.name = name;
+            this.key = key;
             this.owner = owner;
-            this.connection = connection;
-            this.deadline = deadline;
         }
 
-        synchronized void setExpiry(ScheduledFuture<?> expiry) {
-            this.expiry = expiry;
+        /** Whether an attempt may take the lock for this run: it neither holds nor has ended. */
+        synchronized boolean mayAcquire() {
+            return connection == null && !ended;
         }
 
-        synchronized void cancelExpiry() {
-            if (expiry != null) {
-                expiry.cancel(false);
-                expiry = null;
+        /** Keeps {@code held}, whose transaction now holds the row, unless the run holds or has ended meanwhile. */
+        synchronized boolean keep(Connection held) {
+            if (!mayAcquire()) {
+                return false;
             }
+            connection = held;
+            return true;
         }
 
-        void extendTo(long newDeadline) {
-            if (newDeadline - deadline > 0) {
-                deadline = newDeadline;
-            }
+        /** Ends the run; returns the connection of its open transaction, which the caller ends, if it held one. */
+        synchronized Connection end() {
+            Connection held = connection;
+            connection = null;
+            ended = true;
+            return held;
+        }
+
+        /** The connection whose transaction holds the row, or null if the run does not hold. */
+        synchronized Connection connection() {
+            return connection;
+        }
+
+        @Override
+        public synchronized String toString() {
+            return "SessionHold{'" + name + "', owner=" + owner + (connection != null ? ", held" : "")
+                    + (ended ? ", ended" : "") + '}';
         }
     }
 }

@@ -83,13 +83,15 @@ class JdbcBackendTest {
 
     /** A provider on its own pool; with a {@link TrackedDataSource} when given, so tests can kill connections. */
     private LockProvider provider(JdbcTarget target, Mode mode, LockOptions options, TrackedDataSource tracked,
-            List<SessionStore> sessions) {
+            List<GrantedHolds> sessions) {
         HikariDataSource pool = target.pool(options.operationTimeout(), 10);
         DataSource dataSource = tracked == null ? pool : tracked.wrap(pool);
-        LockStore store = JdbcLockProviders.builder(dataSource).mode(mode).table(TABLE).options(options)
+        LockStore<?> store = JdbcLockProviders.builder(dataSource).mode(mode).table(TABLE).options(options)
                 .closing(pool, target.jdbcUrl()).buildStore();
-        if (store instanceof SessionStore session && sessions != null) {
+        GrantedHolds session = sessions == null ? null : GrantedHolds.wrap(store, options.namespace());
+        if (session != null) {
             sessions.add(session);
+            store = session;
         }
         return closing(LockStores.newProvider(store, options));
     }
@@ -226,7 +228,7 @@ class JdbcBackendTest {
     @DisplayName("session mode: killing the holder's connection frees the lock at once and the holder hears it")
     void killedSessionHolderFreesTheLockAtOnce(JdbcTarget target) throws Exception {
         TrackedDataSource tracked = new TrackedDataSource(target);
-        List<SessionStore> sessions = new ArrayList<>();
+        List<GrantedHolds> sessions = new ArrayList<>();
         List<String> lost = new CopyOnWriteArrayList<>();
         LockProvider holder = provider(target, Mode.SESSION, options().listener((name, why) -> lost.add(name))
                 .leaseTime(Duration.ofSeconds(6)).build(), tracked, sessions);
@@ -243,8 +245,60 @@ class JdbcBackendTest {
         assertThat(wanted.fencingToken()).isGreaterThan(token);
         // the holder learns at its next renewal (every 2 s with a 6 s lease), before its lease would end
         awaitTrue("the holder hears that its hold was lost", Duration.ofSeconds(6), () -> lost.contains("killed"));
-        assertThatThrownBy(held::unlock).isInstanceOf(LockLostException.class);
+        // the store reports the dead connection itself, naming what happened
+        assertThatThrownBy(held::unlock).isInstanceOf(LockLostException.class)
+                .hasMessageContaining("connection to the database failed");
         wanted.unlock();
+    }
+
+    /**
+     * The machinery owns every lease clock, so a session-mode provider runs no timer of its own: its one thread is
+     * the machinery's, whatever it holds. A thread blocked in the database's lock wait cannot see an interrupt,
+     * so a watchdog thread runs while such a wait is blocked, and only then.
+     */
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = JdbcTarget.class, names = {"MARIADB", "POSTGRES"})
+    @DisplayName("session mode: a provider's only thread is the machinery's; a lock-wait watchdog runs while a wait"
+            + " is blocked")
+    void sessionModeThreads(JdbcTarget target) throws Exception {
+        LockProvider holder = provider(target, Mode.SESSION, options().build());
+        LockProvider waiter = provider(target, Mode.SESSION, options().build());
+        DistributedLock held = holder.getLock("threads");
+        DistributedLock wanted = waiter.getLock("threads");
+        DistributedLock leased = holder.getLock("threads-leased");
+        held.lock();
+        assertThat(leased.tryLock(Duration.ZERO, Duration.ofSeconds(30))).as("a hold with an explicit lease").isTrue();
+        assertThat(threadsNamed("locksmith-" + holder.clientId().substring(0, 8))).as("the machinery's thread")
+                .isEqualTo(1);
+        awaitTrue("no watchdog runs while nobody waits", SLACK, () -> threadsNamed(WATCHDOG) == 0);
+
+        List<Throwable> outcome = new CopyOnWriteArrayList<>();
+        Thread blocked = new Thread(() -> {
+            try {
+                wanted.lockInterruptibly();
+                wanted.unlock();
+                outcome.add(new AssertionError("acquired although the lock was held"));
+            } catch (Throwable e) {
+                outcome.add(e);
+            }
+        }, "blocked-waiter");
+        blocked.start();
+        awaitTrue("a watchdog runs while the waiter is blocked in the lock wait", SLACK,
+                () -> threadsNamed(WATCHDOG) == 1);
+        blocked.interrupt();
+        blocked.join(SLACK.toMillis());
+        assertThat(blocked.isAlive()).isFalse();
+        assertThat(outcome).singleElement().isInstanceOf(InterruptedException.class);
+        awaitTrue("the watchdog ends once no wait is blocked", SLACK, () -> threadsNamed(WATCHDOG) == 0);
+        held.unlock();
+        leased.unlock();
+    }
+
+    private static final String WATCHDOG = "locksmith-jdbc-lock-wait-watchdog";
+
+    private static long threadsNamed(String name) {
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(thread -> thread.isAlive() && thread.getName().equals(name)).count();
     }
 
     @ParameterizedTest(name = "{0}")

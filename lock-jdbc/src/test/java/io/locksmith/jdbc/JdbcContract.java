@@ -24,7 +24,7 @@ import java.util.Set;
 abstract class JdbcContract extends LockProviderContract {
 
     private final TrackedDataSource tracked = new TrackedDataSource(target());
-    private final List<SessionStore> sessionStores = new CopyOnWriteArrayList<>();
+    private final List<GrantedHolds> sessionStores = new CopyOnWriteArrayList<>();
 
     /** The database under test. */
     abstract JdbcTarget target();
@@ -53,14 +53,16 @@ abstract class JdbcContract extends LockProviderContract {
         // session mode keeps a connection per held lock: the kit holds up to 27 names at once on one provider
         HikariDataSource pool = target().pool(options.operationTimeout(), mode() == Mode.SESSION ? 40 : 8,
                 config -> config.setAutoCommit(autoCommitPool()));
-        LockStore store = JdbcLockProviders.builder(tracked.wrap(pool))
+        LockStore<?> store = JdbcLockProviders.builder(tracked.wrap(pool))
                 .mode(mode())
                 .table(table())
                 .options(options)
                 .closing(pool, target().jdbcUrl())
                 .buildStore();
-        if (store instanceof SessionStore session) {
+        GrantedHolds session = GrantedHolds.wrap(store, options.namespace());
+        if (session != null) {
             sessionStores.add(session);
+            store = session;
         }
         return LockStores.newProvider(store, options);
     }
@@ -70,7 +72,7 @@ abstract class JdbcContract extends LockProviderContract {
      * {@code name}, as a DBA killing a session would; the database rolls back and frees the row at once.
      */
     final void killHolder(String namespace, String name) throws SQLException {
-        for (SessionStore store : sessionStores) {
+        for (GrantedHolds store : sessionStores) {
             Connection holder = store.connectionOf(namespace, name);
             if (holder != null) {
                 tracked.kill(holder);

@@ -44,7 +44,7 @@ class JdbcInspectTest {
     private static final String TABLE = "locksmith_inspect_test";
 
     private final List<AutoCloseable> closeAfter = new CopyOnWriteArrayList<>();
-    private final List<SessionStore> sessions = new CopyOnWriteArrayList<>();
+    private final List<GrantedHolds> sessions = new CopyOnWriteArrayList<>();
     private final String namespace = "it" + Long.toHexString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE);
 
     @AfterEach
@@ -76,10 +76,12 @@ class JdbcInspectTest {
 
     private LockProvider provider(JdbcTarget target, Mode mode, String table, LockOptions options) {
         HikariDataSource pool = target.pool(options.operationTimeout(), 6);
-        LockStore store = JdbcLockProviders.builder(pool).mode(mode).table(table).options(options)
+        LockStore<?> store = JdbcLockProviders.builder(pool).mode(mode).table(table).options(options)
                 .closing(pool, target.jdbcUrl()).buildStore();
-        if (store instanceof SessionStore session) {
+        GrantedHolds session = GrantedHolds.wrap(store, options.namespace());
+        if (session != null) {
             sessions.add(session);
+            store = session;
         }
         LockProvider provider = LockStores.newProvider(store, options);
         closeAfter.add(provider);
@@ -107,7 +109,7 @@ class JdbcInspectTest {
 
     /** The server id of the connection whose transaction holds {@code name} for a session provider of this test. */
     private long holderConnectionId(JdbcTarget target, String name) throws SQLException {
-        for (SessionStore store : sessions) {
+        for (GrantedHolds store : sessions) {
             Connection connection = store.connectionOf(namespace, name);
             if (connection != null) {
                 return target.connectionId(connection);
@@ -116,9 +118,13 @@ class JdbcInspectTest {
         throw new IllegalStateException("no session provider of this test holds '" + name + "'");
     }
 
-    /** What inspect must say of a hold of {@code holder}'s with {@code token}, in each dialect and mode. */
-    private void assertHeld(LockInfo info, JdbcTarget target, Mode mode, LockProvider holder, String name,
+    /**
+     * What {@code inspector}'s inspect must say of a hold of {@code holder}'s with {@code token}, in each dialect and
+     * mode.
+     */
+    private void assertHeld(LockProvider inspector, JdbcTarget target, Mode mode, LockProvider holder, String name,
             long token, Instant before) throws SQLException {
+        LockInfo info = inspector.inspect(name);
         assertThat(info.name()).isEqualTo(name);
         assertThat(info.isLocked()).as("isLocked() of %s", info).isTrue();
         if (mode == Mode.SESSION && !showsSessionRecord(target)) {
@@ -137,6 +143,10 @@ class JdbcInspectTest {
         if (mode == Mode.LEASE) {
             assertThat(info.leaseRemaining()).hasValueSatisfying(left -> assertThat(left).isPositive()
                     .isLessThanOrEqualTo(holder.options().leaseTime()));
+        } else if (inspector == holder) {
+            assertThat(info.leaseRemaining()).as("a session hold's lease lives in its holder, which knows it")
+                    .hasValueSatisfying(left -> assertThat(left).isPositive()
+                            .isLessThanOrEqualTo(holder.options().leaseTime()));
         } else {
             assertThat(info.leaseRemaining()).as("a session hold's lease lives in its holder").isEmpty();
         }
@@ -161,8 +171,8 @@ class JdbcInspectTest {
         Instant before = Instant.now();
         lock.lock();
         long first = lock.fencingToken();
-        assertHeld(operator.inspect("job"), target, mode, app, "job", first, before);
-        assertHeld(app.inspect("job"), target, mode, app, "job", first, before);
+        assertHeld(operator, target, mode, app, "job", first, before);
+        assertHeld(app, target, mode, app, "job", first, before);
 
         lock.unlock();
         LockInfo released = operator.inspect("job");
@@ -181,7 +191,7 @@ class JdbcInspectTest {
         again.lock();
         long second = again.fencingToken();
         assertThat(second).isGreaterThan(first);
-        assertHeld(app.inspect("job"), target, mode, operator, "job", second, before);
+        assertHeld(app, target, mode, operator, "job", second, before);
         again.unlock();
         assertThat(app.inspect("job").isLocked()).isFalse();
     }

@@ -16,7 +16,6 @@ import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import javax.sql.DataSource;
@@ -94,6 +93,12 @@ class JdbcPoolSettingsTest {
         return provider;
     }
 
+    /** {@code store} with its hold type forgotten, for calls whose holds come from its own newHold. */
+    @SuppressWarnings("unchecked")
+    private static LockStore<Object> anyHold(LockStore<?> store) {
+        return (LockStore<Object>) store;
+    }
+
     // ---------------------------------------------------------------- giving connections back as they came
 
     @ParameterizedTest(name = "{0}")
@@ -112,22 +117,24 @@ class JdbcPoolSettingsTest {
             List<String> returned = new CopyOnWriteArrayList<>();
             DataSource recording = recordingSettings(pool, handedOut, returned);
 
-            LockStore store = JdbcLockProviders.builder(recording).mode(mode).table(TABLE).options(options())
-                    .buildStore();
-            try (LockStore other = JdbcLockProviders.builder(pool).mode(mode).table(TABLE).options(options())
-                    .buildStore()) {
-                Acquisition acquired = store.tryAcquire("kept", "c.1", Duration.ofSeconds(30), Duration.ZERO);
+            LockStore<Object> store = anyHold(JdbcLockProviders.builder(recording).mode(mode).table(TABLE)
+                    .options(options()).buildStore());
+            try (LockStore<Object> other = anyHold(JdbcLockProviders.builder(pool).mode(mode).table(TABLE)
+                    .options(options()).buildStore())) {
+                Object kept = store.newHold("kept", "c.1");
+                Acquisition acquired = store.tryAcquire(kept, Duration.ofSeconds(30), Duration.ZERO, null);
                 assertThat(acquired.isAcquired()).as("%s: tryAcquire", mode).isTrue();
-                assertThat(other.tryAcquire("kept", "d.1", Duration.ofSeconds(30), Duration.ZERO).isAcquired())
-                        .as("%s: another store's tryAcquire while it is held", mode).isFalse();
-                assertThat(store.renew(Map.of("kept", "c.1"), Duration.ofSeconds(30))).as("%s: renew", mode)
+                assertThat(other.tryAcquire(other.newHold("kept", "d.1"), Duration.ofSeconds(30), Duration.ZERO,
+                        null).isAcquired()).as("%s: another store's tryAcquire while it is held", mode).isFalse();
+                assertThat(store.renew(List.of(kept), Duration.ofSeconds(30)).gone()).as("%s: renew", mode)
                         .isEmpty();
                 assertThat(store.isLocked("kept")).as("%s: isLocked", mode).isTrue();
                 assertThat(store.inspect("kept").isLocked()).as("%s: inspect", mode).isTrue();
-                assertThat(store.release("kept", "c.1")).as("%s: release", mode).isTrue();
-                assertThat(other.tryAcquire("kept", "d.2", Duration.ofSeconds(30), Duration.ZERO).isAcquired())
+                assertThat(store.release(kept)).as("%s: release", mode).isTrue();
+                Object theirs = other.newHold("kept", "d.2");
+                assertThat(other.tryAcquire(theirs, Duration.ofSeconds(30), Duration.ZERO, null).isAcquired())
                         .as("%s: another store's tryAcquire after the release", mode).isTrue();
-                assertThat(other.release("kept", "d.2")).isTrue();
+                assertThat(other.release(theirs)).isTrue();
                 assertThat(store.isLocked("kept")).as("%s: isLocked after the release", mode).isFalse();
             } finally {
                 store.close();

@@ -63,8 +63,8 @@ import org.junit.jupiter.api.TestInstance;
  * <p>Bounds on a killed client's locks: lease mode, the lease plus a renewal period plus the second the runner allows
  * for the waiters to notice; session mode, at once (the database rolls back when the connection dies) plus that
  * second. A frozen session-mode client keeps its row lock while frozen (the database cannot tell it from a slow one)
- * and gives it up when it wakes and finds its lease over, so its bound is the pause, a renewal period and that
- * second.
+ * and gives it up when it wakes (its lease clock ends the hold, or its holder unlocks), so its bound is the pause, a
+ * renewal period and that second.
  *
  * <p>The short profile (every build) runs a subset of the database × mode × fault matrix that still covers every
  * database, mode and fault: per database one run without faults in one mode, and one run in the other mode in which
@@ -148,8 +148,8 @@ class JdbcTortureTest {
      * The bound on the time until a client fault's locks were acquired by another process. Lease mode: the lease,
      * a renewal period and the second for the waiters. Session mode: a killed client's connection dies with it and
      * the database rolls back at once, so just the second; a frozen client keeps its connection and with it its row
-     * lock until it wakes and finds its lease over (its expiry timer or renewer runs then), so the pause, a renewal
-     * period and the second.
+     * lock until it wakes and its lease clock ends the hold, or its holder unlocks (whichever runs first then), so
+     * the pause, a renewal period and the second.
      */
     private static Duration bound(Mode mode, Kind kind) {
         Duration renewal = LEASE.dividedBy(3);

@@ -10,6 +10,7 @@ import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
 import io.locksmith.spi.Acquisition;
 import io.locksmith.spi.ForwardingLockStore;
+import io.locksmith.spi.LockStore;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
@@ -106,12 +107,7 @@ class LockMetricsTest {
     void aFailingStoreIsCountedByOperation() {
         LockProvider provider = provider(LockOptions.builder()
                 .observer(LockMetrics.builder(registry).build())
-                .storeWrapper(store -> new ForwardingLockStore(store) {
-                    @Override
-                    public Acquisition tryAcquire(String name, String owner, Duration lease, Duration wait) {
-                        throw new LockBackendException("connection refused");
-                    }
-                })
+                .storeWrapper(store -> new RefusesAcquisitions<>(store))
                 .build());
         assertThatThrownBy(() -> provider.getLock("down").tryLock()).isInstanceOf(LockBackendException.class);
         assertThat(registry.get("locksmith.backend.failures").tags("backend", "local", "operation", "acquire")
@@ -182,6 +178,19 @@ class LockMetricsTest {
             } catch (InterruptedException e) {
                 throw new AssertionError(e);
             }
+        }
+    }
+
+    /** A store whose acquisitions fail before they reach it. */
+    private static final class RefusesAcquisitions<H> extends ForwardingLockStore<H> {
+
+        RefusesAcquisitions(LockStore<H> delegate) {
+            super(delegate);
+        }
+
+        @Override
+        public Acquisition tryAcquire(H hold, Duration lease, Duration wait, Runnable wakeUp) {
+            throw new LockBackendException("connection refused");
         }
     }
 }

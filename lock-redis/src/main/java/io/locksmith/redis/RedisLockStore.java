@@ -7,23 +7,24 @@ import io.locksmith.redis.RedisScripts.Script;
 import io.locksmith.redis.internal.RedisNodes;
 import io.locksmith.spi.Acquisition;
 import io.locksmith.spi.LockStore;
+import io.locksmith.spi.RenewResult;
 import java.net.ConnectException;
 import java.net.SocketTimeoutException;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Collection;
-import java.util.HashMap;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.function.ToLongFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import redis.clients.jedis.BuilderFactory;
@@ -57,19 +58,25 @@ import redis.clients.jedis.util.Pool;
  * about one operation timeout. An acquisition whose answer was lost is cancelled in the background until
  * the server confirms it, so a hold that the server granted after its client gave up does not linger.
  *
+ * <p>Each acquisition run is a {@link RedisHold}: the lock's keys and the owner id, encoded once when the run
+ * begins, and the id of its latest attempt, which its release and renewals name. The store keeps nothing per
+ * hold.
+ *
  * <p>Over a pooled single-server client, acquisitions and releases can also be pipelined
  * ({@link RedisNodes.Pipelining}): sent on a connection borrowed from the client's pool and answered later on the
  * caller's thread, so that Redlock waits for all its servers at once without a thread per server.
  */
-final class RedisLockStore implements RedisNodes.NodeStore, RedisNodes.Pipelining {
+final class RedisLockStore implements LockStore<RedisHold>, RedisNodes.NodeStore, RedisNodes.Pipelining {
 
     private static final Logger log = LoggerFactory.getLogger(RedisLockStore.class);
     private static final long CANCEL_MEMORY_MILLIS = 60_000;
-    private static final long SWEEP_MARGIN_NANOS = TimeUnit.SECONDS.toNanos(60);
     private static final long MIN_RETRY_MILLIS = 50;
     private static final long MAX_RETRY_MILLIS = 1_000;
     private static final int SPARE_CONNECTIONS = 2;
     private static final int MIN_POOL_FOR_SPARES = 8;
+    /** The attempt argument that names any attempt of the owner. */
+    private static final byte[] ANY_ATTEMPT = new byte[0];
+    private static final byte[] SHARDED = RedisHold.bytes(RedisScripts.SHARDED);
 
     private final UnifiedJedis jedis;
     private final String address;
@@ -91,15 +98,9 @@ final class RedisLockStore implements RedisNodes.NodeStore, RedisNodes.Pipelinin
      * empty.
      */
     private final AtomicReferenceArray<Connection> spare;
-    /**
-     * The owner and attempt behind each hold this store granted through {@link #tryAcquire}, as far as it knows:
-     * the newest per name. A call for another owner of the name (an older hold whose release is still being
-     * retried) does not use it, and names no attempt: its owner id names one hold, so any attempt of that owner
-     * is that hold.
-     */
-    private final Map<String, Hold> holds = new ConcurrentHashMap<>();
     private final Canceller canceller = new Canceller();
-    private volatile int sweepAbove = 1024;
+    /** The lease the scripts were last given, as their argument: the usual lease is encoded once. */
+    private volatile LeaseArg leaseArg = new LeaseArg(Duration.ZERO, number(leaseMillis(Duration.ZERO)));
     private volatile boolean closed;
 
     /**
@@ -169,31 +170,45 @@ final class RedisLockStore implements RedisNodes.NodeStore, RedisNodes.Pipelinin
     }
 
     @Override
-    public Acquisition tryAcquire(String name, String owner, Duration lease, Duration wait) {
-        return acquire(name, owner, attempts.incrementAndGet(), lease, true);
+    public RedisHold newHold(String name, String owner) {
+        return new RedisHold(keys, name, owner);
     }
 
     @Override
-    public Acquisition tryAcquire(String name, RedisNodes.Attempt attempt, Duration lease) {
-        return acquire(name, attempt.owner(), callerAttempt(attempt), lease, false);
+    public Acquisition tryAcquire(RedisHold hold, Duration lease, Duration wait, Runnable wakeUp) {
+        long attempt = attempts.incrementAndGet();
+        hold.attempt = attempt;
+        return acquire(hold, attempt, lease);
     }
 
-    /** Makes one attempt; {@code remember}: record the hold, so that release and renewal name its attempt. */
-    private Acquisition acquire(String name, String owner, long attempt, Duration lease, boolean remember) {
-        long leaseMillis = leaseMillis(lease);
-        String lock = keys.lock(name);
+    @Override
+    public Acquisition tryAcquire(RedisNodes.Attempt attempt, Duration lease) {
+        return acquire(holdOf(attempt), callerAttempt(attempt), lease);
+    }
+
+    /** Makes one attempt. */
+    private Acquisition acquire(RedisHold hold, long attempt, Duration lease) {
         Reply<Object> reply;
         try {
-            reply = eval("acquire", name, RedisScripts.ACQUIRE,
-                    List.of(lock, RedisKeys.fenceOf(lock), RedisKeys.cancelledOf(lock)),
-                    List.of(owner, Long.toString(leaseMillis), Long.toString(attempt)));
+            reply = eval("acquire", hold.name, RedisScripts.ACQUIRE, hold.lock, hold.acquireKeys,
+                    List.of(hold.ownerArg, leaseArg(lease), number(attempt)));
         } catch (Failed e) {
-            if (e.mayHaveRun) {
-                canceller.add(new Cancel(name, owner, attempt, Math.max(CANCEL_MEMORY_MILLIS, 2 * leaseMillis)));
-            }
+            cancelIfRun(e, hold, attempt, lease);
             throw e;
         }
-        return acquired(name, owner, attempt, lease, reply.value, remember);
+        return acquired(reply.value);
+    }
+
+    /** Cancels an attempt whose call failed in the background, if the server may have run it. */
+    private void cancelIfRun(Failed failure, RedisHold hold, long attempt, Duration lease) {
+        if (failure.mayHaveRun) {
+            canceller.add(new Cancel(hold, attempt, Math.max(CANCEL_MEMORY_MILLIS, 2 * leaseMillis(lease))));
+        }
+    }
+
+    /** A hold of a caller's attempt; only this store makes them. */
+    private static RedisHold holdOf(RedisNodes.Attempt attempt) {
+        return (RedisHold) attempt.hold();
     }
 
     /**
@@ -205,47 +220,30 @@ final class RedisLockStore implements RedisNodes.NodeStore, RedisNodes.Pipelinin
         return attempt.id();
     }
 
-    private Acquisition acquired(String name, String owner, long attempt, Duration lease, Object reply,
-            boolean remember) {
+    private Acquisition acquired(Object reply) {
         long answer = asLong(reply, "acquire");
         if (answer > 0) {
-            if (remember) {
-                holds.put(name, new Hold(owner, attempt, System.nanoTime() + lease.toNanos()));
-                sweepIfLarge();
-            }
             return Acquisition.acquired(answer);
         }
         return answer == 0 ? Acquisition.busy() : Acquisition.busy(Duration.ofMillis(-answer));
     }
 
     @Override
-    public boolean release(String name, String owner) {
-        Hold hold = holdOf(name, owner);
-        // On failure the hold stays known, so that a retried release names the same attempt.
-        String lock = keys.lock(name);
-        Reply<Object> reply = eval("release", name, RedisScripts.RELEASE, List.of(lock),
-                wakeUp(lock, owner, hold == null ? "" : Long.toString(hold.attempt)));
-        return released(name, hold, reply);
+    public boolean release(RedisHold hold) {
+        long attempt = hold.attempt;
+        // before any attempt the run holds nothing; "any attempt of the owner" says so without a special case
+        return released(eval("release", hold.name, RedisScripts.RELEASE, hold.lock, hold.releaseKeys,
+                withChannel(hold, hold.ownerArg, attempt == 0 ? ANY_ATTEMPT : number(attempt))));
     }
 
     @Override
-    public boolean release(String name, RedisNodes.Attempt attempt) {
-        String lock = keys.lock(name);
-        Reply<Object> reply = eval("release", name, RedisScripts.RELEASE, List.of(lock),
-                wakeUp(lock, attempt.owner(), Long.toString(attempt.id())));
-        return released(name, null, reply);
+    public boolean release(RedisNodes.Attempt attempt) {
+        RedisHold hold = holdOf(attempt);
+        return released(eval("release", hold.name, RedisScripts.RELEASE, hold.lock, hold.releaseKeys,
+                withChannel(hold, hold.ownerArg, number(attempt.id()))));
     }
 
-    /** The known hold of {@code name} if it is {@code owner}'s, else null. */
-    private Hold holdOf(String name, String owner) {
-        Hold hold = holds.get(name);
-        return hold != null && hold.owner.equals(owner) ? hold : null;
-    }
-
-    private boolean released(String name, Hold hold, Reply<Object> reply) {
-        if (hold != null) {
-            holds.remove(name, hold);
-        }
+    private boolean released(Reply<Object> reply) {
         // An attempt whose answer was lost and a repeat that finds nothing: the first one released it.
         return asLong(reply.value, "release") == 1 || reply.afterLostAnswer;
     }
@@ -258,39 +256,34 @@ final class RedisLockStore implements RedisNodes.NodeStore, RedisNodes.Pipelinin
     }
 
     @Override
-    public RedisNodes.Pending<Acquisition> sendAcquire(String name, RedisNodes.Attempt attempt, Duration lease) {
-        String owner = attempt.owner();
+    public RedisNodes.Pending<Acquisition> sendAcquire(RedisNodes.Attempt attempt, Duration lease) {
+        RedisHold hold = holdOf(attempt);
         long id = callerAttempt(attempt);
-        long leaseMillis = leaseMillis(lease);
-        String lock = keys.lock(name);
-        Sent sent = send("acquire", name, RedisScripts.ACQUIRE,
-                List.of(lock, RedisKeys.fenceOf(lock), RedisKeys.cancelledOf(lock)),
-                List.of(owner, Long.toString(leaseMillis), Long.toString(id)));
+        Sent sent = send("acquire", hold, RedisScripts.ACQUIRE, hold.acquireKeys,
+                List.of(hold.ownerArg, leaseArg(lease), number(id)));
         return deadline -> {
             Reply<Object> reply;
             try {
                 reply = sent.await(deadline);
             } catch (Failed e) {
-                if (e.mayHaveRun) {
-                    canceller.add(new Cancel(name, owner, id, Math.max(CANCEL_MEMORY_MILLIS, 2 * leaseMillis)));
-                }
+                cancelIfRun(e, hold, id, lease);
                 throw e;
             }
-            return acquired(name, owner, id, lease, reply.value, false);
+            return acquired(reply.value);
         };
     }
 
     @Override
-    public RedisNodes.Pending<Boolean> sendRelease(String name, RedisNodes.Attempt attempt) {
-        String lock = keys.lock(name);
-        Sent sent = send("release", name, RedisScripts.RELEASE, List.of(lock),
-                wakeUp(lock, attempt.owner(), Long.toString(attempt.id())));
-        return deadline -> released(name, null, sent.await(deadline));
+    public RedisNodes.Pending<Boolean> sendRelease(RedisNodes.Attempt attempt) {
+        RedisHold hold = holdOf(attempt);
+        Sent sent = send("release", hold, RedisScripts.RELEASE, hold.releaseKeys,
+                withChannel(hold, hold.ownerArg, number(attempt.id())));
+        return deadline -> released(sent.await(deadline));
     }
 
     /** Sends a script call on a connection borrowed from the pool; a failure to send shows when awaited. */
-    private Sent send(String action, String name, Script script, List<String> keyList, List<String> args) {
-        Sent sent = new Sent(action, name, script, keyList, args);
+    private Sent send(String action, RedisHold hold, Script script, List<byte[]> keyList, List<byte[]> args) {
+        Sent sent = new Sent(action, hold, script, keyList, args);
         try {
             sent.connection = takeConnection();
         } catch (JedisException e) {
@@ -372,10 +365,10 @@ final class RedisLockStore implements RedisNodes.NodeStore, RedisNodes.Pipelinin
     /** A script call on the wire and the connection its answer comes on. */
     private final class Sent {
         final String action;
-        final String name;
+        final RedisHold hold;
         final Script script;
-        final List<String> keyList;
-        final List<String> args;
+        final List<byte[]> keyList;
+        final List<byte[]> args;
         final CommandArguments command;
         final long start = System.nanoTime();
         Connection connection;
@@ -383,23 +376,27 @@ final class RedisLockStore implements RedisNodes.NodeStore, RedisNodes.Pipelinin
         /** Whether the server may have got the call. */
         boolean maybeSent;
 
-        Sent(String action, String name, Script script, List<String> keyList, List<String> args) {
+        Sent(String action, RedisHold hold, Script script, List<byte[]> keyList, List<byte[]> args) {
             this.action = action;
-            this.name = name;
+            this.hold = hold;
             this.script = script;
             this.keyList = keyList;
             this.args = args;
             // The arguments of EVALSHA as CommandObjects builds them, without its bookkeeping of keys for
             // routing: a pipelined call goes to the one server of this store.
-            CommandArguments arguments = new CommandArguments(Protocol.Command.EVALSHA).add(script.sha)
+            CommandArguments arguments = new CommandArguments(Protocol.Command.EVALSHA).add(script.shaBytes)
                     .add(keyList.size());
-            for (String key : keyList) {
+            for (byte[] key : keyList) {
                 arguments.add(key);
             }
-            for (String arg : args) {
+            for (byte[] arg : args) {
                 arguments.add(arg);
             }
             this.command = arguments;
+        }
+
+        private Reply<Object> again() {
+            return eval(action, hold.name, script, hold.lock, keyList, args);
         }
 
         /**
@@ -419,12 +416,13 @@ final class RedisLockStore implements RedisNodes.NodeStore, RedisNodes.Pipelinin
                     Object raw = connection.getOne();
                     return new Reply<>(BuilderFactory.AGGRESSIVE_ENCODED_OBJECT.build(raw), false);
                 } catch (JedisNoScriptException e) {
-                    return eval(action, name, script, keyList, args);
+                    return again();
                 } catch (JedisConnectionException e) {
                     failure = e;
                 } catch (JedisException e) {
                     // the server answered with an error: nothing ran
-                    throw new Failed(address + " - " + what(action, name) + " failed: " + describe(e), e, false);
+                    throw new Failed(address + " - " + what(action, hold.name) + " failed: " + describe(e), e,
+                            false);
                 } finally {
                     restoreTimeout(connection, configured);
                     giveBack(connection);
@@ -433,18 +431,18 @@ final class RedisLockStore implements RedisNodes.NodeStore, RedisNodes.Pipelinin
             }
             if (!(failure instanceof JedisConnectionException broken)) {
                 // no connection could be had from the pool (exhausted): nothing was sent
-                throw new Failed(address + " - " + what(action, name) + " failed: " + describe(failure), failure,
-                        false);
+                throw new Failed(address + " - " + what(action, hold.name) + " failed: " + describe(failure),
+                        failure, false);
             }
             returnSpareConnections(); // likely as stale as the one that broke
             onConnectionFailure.run();
             boolean fast = System.nanoTime() - start < timeoutNanos / 4;
             if (!fast || closed || causedBy(broken, SocketTimeoutException.class)) {
-                throw new Failed(address + " - " + what(action, name) + " failed: " + describe(broken), broken,
+                throw new Failed(address + " - " + what(action, hold.name) + " failed: " + describe(broken), broken,
                         maybeSent);
             }
             try {
-                Reply<Object> again = eval(action, name, script, keyList, args);
+                Reply<Object> again = again();
                 return maybeSent ? new Reply<>(again.value, true) : again;
             } catch (Failed e) {
                 throw maybeSent && !e.mayHaveRun ? new Failed(e.getMessage(), e.getCause(), true) : e;
@@ -453,83 +451,64 @@ final class RedisLockStore implements RedisNodes.NodeStore, RedisNodes.Pipelinin
     }
 
     @Override
-    public Set<String> renew(Map<String, String> holds, Duration lease) {
-        Map<String, Renewal> renewals = new LinkedHashMap<>(holds.size() * 2);
-        Map<String, Hold> known = new HashMap<>(holds.size() * 2);
-        holds.forEach((name, owner) -> {
-            Hold hold = holdOf(name, owner);
-            if (hold != null) {
-                known.put(name, hold);
-            }
-            renewals.put(name, new Renewal(owner, hold == null ? 0 : hold.attempt));
-        });
-        return renew(renewals, known, lease);
+    public RenewResult<RedisHold> renew(List<RedisHold> holds, Duration lease) {
+        return RenewResult.gone(renew(holds, hold -> hold, hold -> hold.attempt, lease));
     }
 
     @Override
-    public Set<String> renewAttempts(Map<String, RedisNodes.Attempt> holds, Duration lease) {
-        Map<String, Renewal> renewals = new LinkedHashMap<>(holds.size() * 2);
-        holds.forEach((name, attempt) -> renewals.put(name, new Renewal(attempt.owner(), attempt.id())));
-        return renew(renewals, Map.of(), lease);
+    public Set<RedisNodes.Attempt> renewAttempts(List<RedisNodes.Attempt> attempts, Duration lease) {
+        return renew(attempts, RedisLockStore::holdOf, RedisNodes.Attempt::id, lease);
     }
 
     /**
-     * Renews each name's attempt (attempt 0: any attempt of its owner); {@code known} are the holds this store
-     * recorded among them, updated with the outcome.
+     * Renews each of {@code items}: the hold {@code holdOf} gives, as far as its attempt {@code attemptOf} (0: any
+     * attempt of its owner) still holds it.
+     *
+     * @return the items whose attempt no longer holds its lock
      */
-    private Set<String> renew(Map<String, Renewal> holdsByName, Map<String, Hold> known, Duration lease) {
-        if (holdsByName.isEmpty()) {
+    private <T> Set<T> renew(List<T> items, Function<T, RedisHold> holdOf, ToLongFunction<T> attemptOf,
+            Duration lease) {
+        if (items.isEmpty()) {
             return Set.of();
         }
-        String leaseMillis = Long.toString(leaseMillis(lease));
-        long validUntil = System.nanoTime() + lease.toNanos();
-        Set<String> gone = new HashSet<>();
-        for (List<String> group : groups(holdsByName.keySet())) {
-            List<String> hashes = new ArrayList<>(group.size());
-            List<String> args = new ArrayList<>(2 * group.size() + 1);
-            args.add(leaseMillis);
-            for (String name : group) {
-                Renewal renewal = holdsByName.get(name);
-                hashes.add(keys.lock(name));
-                args.add(renewal.owner);
-                args.add(renewal.attempt == 0 ? "" : Long.toString(renewal.attempt));
+        byte[] leaseArg = leaseArg(lease);
+        Set<T> gone = new HashSet<>();
+        for (List<T> group : groups(items, holdOf)) {
+            List<byte[]> hashes = new ArrayList<>(group.size());
+            List<byte[]> args = new ArrayList<>(2 * group.size() + 1);
+            args.add(leaseArg);
+            for (T item : group) {
+                RedisHold hold = holdOf.apply(item);
+                long attempt = attemptOf.applyAsLong(item);
+                hashes.add(hold.lockKey);
+                args.add(hold.ownerArg);
+                args.add(attempt == 0 ? ANY_ATTEMPT : number(attempt));
             }
-            Object reply = eval("renew " + group.size() + " lock(s)", null, RedisScripts.RENEW, hashes, args).value;
+            Object reply = eval("renew " + group.size() + " lock(s)", null, RedisScripts.RENEW,
+                    holdOf.apply(group.get(0)).lock, hashes, args).value;
             if (!(reply instanceof List<?> positions)) {
                 throw unexpected("renew", reply);
             }
-            Set<Integer> lost = new HashSet<>();
             for (Object position : positions) {
                 int index = (int) asLong(position, "renew") - 1;
                 if (index < 0 || index >= group.size()) {
                     throw unexpected("renew", reply);
                 }
-                lost.add(index);
-            }
-            for (int i = 0; i < group.size(); i++) {
-                String name = group.get(i);
-                Hold hold = known.get(name);
-                if (lost.contains(i)) {
-                    gone.add(name);
-                    if (hold != null) {
-                        this.holds.remove(name, hold);
-                    }
-                } else if (hold != null) {
-                    this.holds.replace(name, hold, new Hold(hold.owner, hold.attempt, validUntil));
-                }
+                gone.add(group.get(index));
             }
         }
         return gone;
     }
 
-    /** The names of one renewal call each: all of them on a single server, one group per slot on a cluster. */
-    private List<List<String>> groups(Collection<String> names) {
+    /** The items of one renewal call each: all of them on a single server, one group per slot on a cluster. */
+    private <T> List<List<T>> groups(List<T> items, Function<T, RedisHold> holdOf) {
         if (!cluster) {
-            return List.of(new ArrayList<>(names));
+            return List.of(items);
         }
-        Map<Integer, List<String>> bySlot = new LinkedHashMap<>();
-        for (String name : names) {
-            bySlot.computeIfAbsent(JedisClusterCRC16.getSlot(keys.lock(name)), s -> new ArrayList<>()).add(name);
+        Map<Integer, List<T>> bySlot = new LinkedHashMap<>();
+        for (T item : items) {
+            bySlot.computeIfAbsent(JedisClusterCRC16.getSlot(holdOf.apply(item).lock), s -> new ArrayList<>())
+                    .add(item);
         }
         return new ArrayList<>(bySlot.values());
     }
@@ -618,19 +597,37 @@ final class RedisLockStore implements RedisNodes.NodeStore, RedisNodes.Pipelinin
         return List.of(args);
     }
 
+    /**
+     * The arguments of a script that publishes a wake-up for {@code hold}'s lock: {@code first}, then the lock's
+     * channel, then {@link RedisScripts#SHARDED} if the script is to use {@code SPUBLISH}.
+     */
+    private List<byte[]> withChannel(RedisHold hold, byte[]... first) {
+        byte[][] args = Arrays.copyOf(first, first.length + (sharded ? 2 : 1));
+        args[first.length] = hold.channel;
+        if (sharded) {
+            args[first.length + 1] = SHARDED;
+        }
+        return Arrays.asList(args);
+    }
+
+    /** The lease in milliseconds as a script argument. */
+    private byte[] leaseArg(Duration lease) {
+        LeaseArg last = leaseArg;
+        if (last.lease != lease && !last.lease.equals(lease)) {
+            last = new LeaseArg(lease, number(leaseMillis(lease)));
+            leaseArg = last;
+        }
+        return last.millis;
+    }
+
+    /** A number as a script argument. */
+    private static byte[] number(long value) {
+        return RedisHold.bytes(Long.toString(value));
+    }
+
     /** How many lost acquisitions still wait to be cancelled; for tests. */
     int pendingCancellations() {
         return canceller.pending();
-    }
-
-    /** Forgets holds whose lease ended long ago and that nobody released (explicit leases left to expire). */
-    private void sweepIfLarge() {
-        if (holds.size() <= sweepAbove) {
-            return;
-        }
-        long now = System.nanoTime();
-        holds.entrySet().removeIf(e -> now - e.getValue().validUntil > SWEEP_MARGIN_NANOS);
-        sweepAbove = Math.max(1024, holds.size() * 2);
     }
 
     // ---------------------------------------------------------------- calls
@@ -646,6 +643,19 @@ final class RedisLockStore implements RedisNodes.NodeStore, RedisNodes.Pipelinin
             } catch (JedisNoScriptException e) {
                 jedis.scriptLoad(script.text, keyList.get(0));
                 return jedis.evalsha(script.sha, keyList, args);
+            }
+        });
+    }
+
+    /** {@link #eval} with keys and arguments encoded already; {@code sampleKey} places a script loaded again. */
+    private Reply<Object> eval(String action, String name, Script script, String sampleKey, List<byte[]> keyList,
+            List<byte[]> args) {
+        return run(action, name, () -> {
+            try {
+                return jedis.evalsha(script.shaBytes, keyList, args);
+            } catch (JedisNoScriptException e) {
+                jedis.scriptLoad(script.text, sampleKey);
+                return jedis.evalsha(script.shaBytes, keyList, args);
             }
         });
     }
@@ -741,16 +751,12 @@ final class RedisLockStore implements RedisNodes.NodeStore, RedisNodes.Pipelinin
     private record Reply<T>(T value, boolean afterLostAnswer) {
     }
 
-    /** The owner and attempt that took a hold, and until when its lease lasts as far as this store knows. */
-    private record Hold(String owner, long attempt, long validUntil) {
-    }
-
-    /** What a renewal names for one lock: the owner and its attempt, or attempt 0 for any attempt of the owner. */
-    private record Renewal(String owner, long attempt) {
+    /** A lease and its argument for the scripts. */
+    private record LeaseArg(Duration lease, byte[] millis) {
     }
 
     /** An acquisition attempt to undo. */
-    private record Cancel(String name, String owner, long attempt, long memoryMillis) {
+    private record Cancel(RedisHold hold, long attempt, long memoryMillis) {
     }
 
     /** A failed call; {@link #mayHaveRun} if the server may have run it although its answer was lost. */
@@ -822,11 +828,11 @@ final class RedisLockStore implements RedisNodes.NodeStore, RedisNodes.Pipelinin
         }
 
         private boolean cancel(Cancel c) {
+            RedisHold hold = c.hold;
             try {
-                String lock = keys.lock(c.name);
-                eval("cancel an unanswered acquisition of", c.name, RedisScripts.CANCEL,
-                        List.of(lock, RedisKeys.cancelledOf(lock)),
-                        wakeUp(lock, c.owner, Long.toString(c.attempt), Long.toString(c.memoryMillis)));
+                eval("cancel an unanswered acquisition of", hold.name, RedisScripts.CANCEL, hold.lock,
+                        List.of(hold.lockKey, hold.cancelledKey),
+                        withChannel(hold, hold.ownerArg, number(c.attempt), number(c.memoryMillis)));
                 return true;
             } catch (LockBackendException e) {
                 log.debug("{}: will retry: {}", address, e.getMessage());

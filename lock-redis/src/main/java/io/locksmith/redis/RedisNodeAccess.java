@@ -2,7 +2,6 @@ package io.locksmith.redis;
 
 import io.locksmith.LockOptions;
 import io.locksmith.redis.internal.RedisNodes;
-import io.locksmith.spi.LockStore;
 import java.net.URI;
 import redis.clients.jedis.UnifiedJedis;
 
@@ -30,7 +29,7 @@ final class RedisNodeAccess implements RedisNodes.Access {
     }
 
     @Override
-    public void loadScripts(LockStore store) {
+    public void loadScripts(RedisNodes.NodeStore store) {
         ((RedisLockStore) store).loadScripts();
     }
 

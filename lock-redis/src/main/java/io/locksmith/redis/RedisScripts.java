@@ -176,11 +176,14 @@ final class RedisScripts {
         final String name;
         final String text;
         final String sha;
+        /** {@link #sha} as sent to the server. */
+        final byte[] shaBytes;
 
         Script(String name, String text) {
             this.name = name;
             this.text = text;
             this.sha = sha1(text);
+            this.shaBytes = sha.getBytes(StandardCharsets.US_ASCII);
         }
 
         @Override

@@ -3,13 +3,13 @@ package io.locksmith.redis;
 import io.locksmith.spi.Acquisition;
 import io.locksmith.spi.ForwardingLockStore;
 import io.locksmith.spi.LockStore;
+import io.locksmith.spi.RenewResult;
 import java.time.Duration;
-import java.util.Map;
-import java.util.Set;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /** A store that forwards to a real one and counts the machinery's calls, to check behaviour by counts. */
-class CountingStore extends ForwardingLockStore {
+class CountingStore<H> extends ForwardingLockStore<H> {
     /** Acquisition attempts begun; an attempt counts here before the store has answered it. */
     final AtomicInteger acquireAttempts = new AtomicInteger();
     /**
@@ -20,14 +20,14 @@ class CountingStore extends ForwardingLockStore {
     final AtomicInteger subscriptions = new AtomicInteger();
     final AtomicInteger renewCalls = new AtomicInteger();
 
-    CountingStore(LockStore delegate) {
+    CountingStore(LockStore<H> delegate) {
         super(delegate);
     }
 
     @Override
-    public Acquisition tryAcquire(String name, String owner, Duration lease, Duration wait) {
+    public Acquisition tryAcquire(H hold, Duration lease, Duration wait, Runnable wakeUp) {
         acquireAttempts.incrementAndGet();
-        Acquisition answer = super.tryAcquire(name, owner, lease, wait);
+        Acquisition answer = super.tryAcquire(hold, lease, wait, wakeUp);
         if (!answer.isAcquired()) {
             busyAnswers.incrementAndGet();
         }
@@ -35,7 +35,7 @@ class CountingStore extends ForwardingLockStore {
     }
 
     @Override
-    public Set<String> renew(Map<String, String> holds, Duration lease) {
+    public RenewResult<H> renew(List<H> holds, Duration lease) {
         renewCalls.incrementAndGet();
         return super.renew(holds, lease);
     }

@@ -162,7 +162,7 @@ class RedisClusterContractTest extends LockProviderContract {
                     "redis cluster " + cluster.addresses(), options, () -> { }, null);
             store.loadScripts();
             assertThat(store.sharded()).as("sharded pub/sub on a Redis 7+ cluster").isTrue();
-            CountingStore counting = new CountingStore(store);
+            CountingStore<RedisHold> counting = new CountingStore<>(store);
             ExecutorService threads = Executors.newCachedThreadPool();
             try (LockProvider holder = newProvider(options);
                  LockProvider waiter = LockStores.newProvider(counting, options)) {
@@ -251,7 +251,7 @@ class RedisClusterContractTest extends LockProviderContract {
             RedisLockStore store = new RedisLockStore(client((int) options.operationTimeout().toMillis()),
                     "redis cluster " + cluster.addresses(), options, () -> { }, null);
             store.loadScripts();
-            CountingStore counting = new CountingStore(store);
+            CountingStore<RedisHold> counting = new CountingStore<>(store);
             ExecutorService threads = Executors.newSingleThreadExecutor();
             try (LockProvider holder = newProvider(options);
                  LockProvider waiter = LockStores.newProvider(counting, options)) {

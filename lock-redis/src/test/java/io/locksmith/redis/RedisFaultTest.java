@@ -133,7 +133,7 @@ class RedisFaultTest {
         LockOptions options = options().leaseTime(Duration.ofSeconds(60)).build();
         DistributedLock held = open(options).getLock("killed");
         RedisLockStore redis = TestRedis.store(server, options);
-        CountingStore store = new CountingStore(redis);
+        CountingStore<RedisHold> store = new CountingStore<>(redis);
         LockProvider waiting = LockStores.newProvider(store, options);
         providers.add(waiting);
         DistributedLock wanted = waiting.getLock("killed");

@@ -239,7 +239,7 @@ class RedisInspectTest {
             LockOptions longLease = options().leaseTime(Duration.ofSeconds(60)).build();
             LockProvider app = open(longLease);
             LockProvider operator = open();
-            CountingStore store = new CountingStore(TestRedis.store(server, longLease));
+            CountingStore<RedisHold> store = new CountingStore<>(TestRedis.store(server, longLease));
             LockProvider waiting = TestRedis.provider(store, longLease);
             providers.add(waiting);
 

@@ -44,12 +44,11 @@ class RedisPipeliningTest {
                 .operationTimeout(OPERATION_TIMEOUT).build();
         try (RedisLockStore store = TestRedis.store(server, options)) {
             assertThat(store.canPipeline()).isTrue();
-            RedisNodes.Attempt attempt = new RedisNodes.Attempt("owner-1", 1);
+            RedisNodes.Attempt attempt = new RedisNodes.Attempt(store.newHold("stock:sku-42", "owner-1"), 1);
             long roundDeadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(250);
-            Acquisition acquired = store.sendAcquire("stock:sku-42", attempt, Duration.ofSeconds(30))
-                    .await(roundDeadline);
+            Acquisition acquired = store.sendAcquire(attempt, Duration.ofSeconds(30)).await(roundDeadline);
             assertThat(acquired.isAcquired()).isTrue();
-            assertThat(store.sendRelease("stock:sku-42", attempt).await(System.nanoTime()
+            assertThat(store.sendRelease(attempt).await(System.nanoTime()
                     + TimeUnit.MILLISECONDS.toNanos(250))).isTrue();
 
             // The connection the calls used (kept as a spare, or back in the pool) is the one handed out next.
@@ -71,11 +70,10 @@ class RedisPipeliningTest {
                 server.port())) {
             RedisLockStore store = new RedisLockStore(client, server.toString(), options, () -> { }, null);
             for (int i = 0; i < 3; i++) {
-                RedisNodes.Attempt attempt = new RedisNodes.Attempt("owner-2", i + 1);
+                RedisNodes.Attempt attempt = new RedisNodes.Attempt(store.newHold("n" + i, "owner-2"), i + 1);
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
-                assertThat(store.sendAcquire("n" + i, attempt, Duration.ofSeconds(30)).await(deadline).isAcquired())
-                        .isTrue();
-                assertThat(store.sendRelease("n" + i, attempt).await(deadline)).isTrue();
+                assertThat(store.sendAcquire(attempt, Duration.ofSeconds(30)).await(deadline).isAcquired()).isTrue();
+                assertThat(store.sendRelease(attempt).await(deadline)).isTrue();
             }
             assertThat(client.getPool().getNumActive()).as("connections kept borrowed while the store is open")
                     .isPositive();

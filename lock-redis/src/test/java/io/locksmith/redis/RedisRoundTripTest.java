@@ -87,11 +87,11 @@ class RedisRoundTripTest {
     void leaseIsRoundedUpToMilliseconds() {
         Duration lease = Duration.ofSeconds(30).plusNanos(1);
         try (RedisLockStore store = TestRedis.store(server, options().build())) {
-            String owner = "0123456789abcdef0123456789abcdef.1";
+            RedisHold hold = store.newHold("rounded", "0123456789abcdef0123456789abcdef.1");
             monitor.commandsSinceLastMark();
-            assertThat(store.tryAcquire("rounded", owner, lease, Duration.ZERO).isAcquired()).isTrue();
-            assertThat(store.renew(Map.of("rounded", owner), lease)).isEmpty();
-            assertThat(store.release("rounded", owner)).isTrue();
+            assertThat(store.tryAcquire(hold, lease, Duration.ZERO, null).isAcquired()).isTrue();
+            assertThat(store.renew(List.of(hold), lease).gone()).isEmpty();
+            assertThat(store.release(hold)).isTrue();
             List<Command> sent = monitor.commandsSinceLastMark();
             assertThat(sent).extracting(Command::sha).containsExactly(RedisScripts.ACQUIRE.sha,
                     RedisScripts.RENEW.sha, RedisScripts.RELEASE.sha);

@@ -74,13 +74,13 @@ class RedisWakeUpTest {
 
     /** A provider whose store counts the machinery's calls. */
     private Counted counted() {
-        CountingStore store = new CountingStore(TestRedis.store(server, options));
+        CountingStore<RedisHold> store = new CountingStore<>(TestRedis.store(server, options));
         LockProvider provider = TestRedis.provider(store, options);
         providers.add(provider);
         return new Counted(store, provider);
     }
 
-    private record Counted(CountingStore store, LockProvider provider) {
+    private record Counted(CountingStore<RedisHold> store, LockProvider provider) {
     }
 
     private Future<Long> lockAndUnlock(DistributedLock lock) {
@@ -99,7 +99,7 @@ class RedisWakeUpTest {
     void waiterRetriesOnceOnRelease() throws Exception {
         DistributedLock held = open().getLock("job");
         Counted waiting = counted();
-        CountingStore store = waiting.store();
+        CountingStore<RedisHold> store = waiting.store();
         DistributedLock wanted = waiting.provider().getLock("job");
         held.lock();
         long holderToken = held.fencingToken();

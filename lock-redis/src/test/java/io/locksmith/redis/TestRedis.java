@@ -24,7 +24,7 @@ final class TestRedis {
     }
 
     /** A provider over {@code store} run by the shared machinery. */
-    static LockProvider provider(CountingStore store, LockOptions options) {
+    static LockProvider provider(CountingStore<?> store, LockOptions options) {
         return LockStores.newProvider(store, options);
     }
 }

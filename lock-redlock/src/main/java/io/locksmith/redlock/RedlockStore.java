@@ -5,24 +5,21 @@ import io.locksmith.TimeSource;
 import io.locksmith.redis.internal.RedisNodes;
 import io.locksmith.spi.Acquisition;
 import io.locksmith.spi.LockStore;
-import io.locksmith.spi.StoreEvents;
+import io.locksmith.spi.RenewResult;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.StringJoiner;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -51,23 +48,25 @@ import redis.clients.jedis.UnifiedJedis;
  *       ({@link Validity});</li>
  *   <li>otherwise release on every node, including those that did not answer (a release to such a node is
  *       sent once its acquisition has come back, so it cannot overtake it), and report the lock busy; after a
- *       split vote (some nodes granted, but fewer than a quorum) wait a random delay first, so that clients
- *       that collided do not collide again.</li>
+ *       split vote (some nodes granted, but fewer than a quorum) with a random delay as the time to look again,
+ *       which the machinery waits, so that clients that collided do not collide again.</li>
  * </ol>
  * Every release names the exact attempt it undoes, never "any attempt of this owner": the rounds of one
  * acquisition run share its owner id, and a release sent after a failed round (to a node that has not answered,
  * it runs whenever that node gets to it) must not free the hold a later round of the same run took on that
  * node. For the same reason an acquisition takes over a hold of its own owner only for a newer round (see
- * lock-redis). A hold that ended without its release (its validity ran out, a renewal gave it up, a release or
- * acquisition whose outcome is unknown) keeps its attempt here until the machinery's release of its owner
- * names it, or until its keys have surely expired.
+ * lock-redis). The run's {@link Hold} carries its latest round, so a release or renewal of the run, however
+ * late, names the round that took the lock.
  *
- * <p>The hold is valid until {@code start + L - drift}; renewal extends it the same way, counting only if a
- * quorum confirms before the current validity ends. A round that misses the quorum only because nodes did not
- * answer in time leaves the hold and its validity as they were, so the next round can try again; the hold is
- * given up (the names are reported gone, and released on every node) once its validity has ended or a majority
- * of nodes answered that the key is gone. The store tells the machinery when a validity ends unrenewed, which for
- * explicit leases is a little earlier than the machinery's own {@code start + L}.
+ * <p>The hold is valid until {@code start + L - drift}, which the store hands to the machinery as
+ * {@code L - drift} counted from the call ({@link Acquisition#acquired(long, Duration)}); the machinery keeps
+ * that clock. A renewal round counts the same way: it renews the holds a quorum confirms with validity left at
+ * {@code end}, for {@code L - drift} from the round's start. A hold that a majority of nodes answers is gone is
+ * reported gone (and released on every node); a round that confirms a hold neither way (nodes that did not
+ * answer in time, or a quorum that answered after the round's own validity) renews nothing: the machinery keeps
+ * the hold until the validity it has ends, and the next round tries again. When the machinery ends a hold's
+ * validity ({@link #leaseEnded}) the store releases it on every node rather than leave a minority of keys to
+ * expire.
  *
  * <p>Fencing: each node's acquire script increments that node's counter; the token is the maximum over the
  * nodes that granted. Nodes of the quorum whose counter is lower are raised to the token before the hold is
@@ -75,7 +74,7 @@ import redis.clients.jedis.UnifiedJedis;
  * each acquisition a majority holds a counter at least as high as its token, every later quorum includes one
  * of them, and tokens strictly increase, as long as no node of such a majority loses its data.
  */
-final class RedlockStore implements LockStore {
+final class RedlockStore implements LockStore<RedlockStore.Hold> {
 
     private static final Logger log = LoggerFactory.getLogger(RedlockStore.class);
 
@@ -88,8 +87,8 @@ final class RedlockStore implements LockStore {
             return 0
             """;
 
-    /** Above this many ended holds, keeping one more forgets those whose keys have surely expired. */
-    private static final int UNSETTLED_SWEEP_ABOVE = 64;
+    /** How long an idle fan-out thread is kept. */
+    private static final long IDLE_THREAD_SECONDS = 60;
 
     private final List<Node> nodes;
     /** Each node's pipelined calls, or null unless every node can pipeline. */
@@ -100,22 +99,10 @@ final class RedlockStore implements LockStore {
     private final long nodeTimeoutNanos;
     private final long retryDelayNanos;
     private final TimeSource time;
-    private final ScheduledThreadPoolExecutor executor;
+    private final ThreadPoolExecutor executor;
     private final AutoCloseable owned;
-    /** The current hold of each name, guarded by {@code this}. */
-    private final Map<String, Hold> holds = new HashMap<>();
-    /**
-     * Holds that ended without a confirmed release, by name and owner, until a release of their owner names their
-     * attempt or their keys have surely expired; guarded by {@code this}.
-     */
-    private final Map<Claim, Hold> unsettled = new HashMap<>();
-    /** The planned look at the holds' validity, guarded by {@code this}; null if none is planned. */
-    private ScheduledFuture<?> validityCheck;
-    /** When (time source nanos) {@link #validityCheck} comes, guarded by {@code this}. */
-    private long nextValidityCheck;
     private final AtomicLong attempts = new AtomicLong();
     private final AtomicLong splitVotes = new AtomicLong();
-    private volatile StoreEvents events;
 
     /** One Redis master: the Redis backend's store over it and the client it uses. */
     record Node(String address, RedisNodes.NodeStore store, UnifiedJedis client) {
@@ -144,12 +131,14 @@ final class RedlockStore implements LockStore {
         AtomicInteger threads = new AtomicInteger();
         // Two threads per node: an acquisition and a release (or renewal) of another lock can be on the wire to
         // one node at once; more parallel work queues, and a task whose round is over before it starts is skipped.
-        this.executor = new ScheduledThreadPoolExecutor(2 * nodes.size(), r -> {
-            Thread t = new Thread(r, "locksmith-redlock-" + threads.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
-        executor.setRemoveOnCancelPolicy(true);
+        // Rounds that are pipelined (acquisitions and releases over pooled clients) need none, so idle threads end.
+        this.executor = new ThreadPoolExecutor(2 * nodes.size(), 2 * nodes.size(), IDLE_THREAD_SECONDS,
+                TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
+                    Thread t = new Thread(r, "locksmith-redlock-" + threads.incrementAndGet());
+                    t.setDaemon(true);
+                    return t;
+                });
+        executor.allowCoreThreadTimeOut(true);
     }
 
     @Override
@@ -158,20 +147,27 @@ final class RedlockStore implements LockStore {
     }
 
     @Override
-    public void start(StoreEvents storeEvents) {
-        this.events = storeEvents;
+    public Hold newHold(String name, String owner) {
+        RedisNodes.Hold[] onNode = new RedisNodes.Hold[nodes.size()];
+        for (int i = 0; i < onNode.length; i++) {
+            onNode[i] = nodes.get(i).store().newHold(name, owner);
+        }
+        return new Hold(name, owner, onNode);
     }
 
     // ---------------------------------------------------------------- acquire
 
     @Override
-    public Acquisition tryAcquire(String name, String owner, Duration lease, Duration wait) {
-        RedisNodes.Attempt attempt = new RedisNodes.Attempt(owner, attempts.incrementAndGet());
+    public Acquisition tryAcquire(Hold hold, Duration lease, Duration wait, Runnable wakeUp) {
+        String name = hold.name;
+        long attempt = attempts.incrementAndGet();
         long leaseNanos = lease.toNanos();
         long start = time.nanoTime();
-        Round<Acquisition> round = pipelines != null
-                ? pipelined(i -> pipelines[i].sendAcquire(name, attempt, lease))
-                : fanOut(null, i -> nodes.get(i).store().tryAcquire(name, attempt, lease));
+        // named before it is sent: if the round fails with its outcome unknown, the machinery releases this round
+        hold.latest = new Round(attempt, null);
+        Votes<Acquisition> round = pipelines != null
+                ? pipelined(i -> pipelines[i].sendAcquire(hold.on(i, attempt), lease))
+                : fanOut(null, i -> nodes.get(i).store().tryAcquire(hold.on(i, attempt), lease));
         List<Integer> granted = new ArrayList<>();
         long maxToken = 0;
         long minBusy = Long.MAX_VALUE;
@@ -197,8 +193,10 @@ final class RedlockStore implements LockStore {
             long end = time.nanoTime();
             long remaining = Validity.remaining(leaseNanos, start, end);
             if (fenced >= quorum && remaining > 0) {
-                record(name, attempt, leaseNanos, start, round);
-                return Acquisition.acquired(maxToken);
+                CompletableFuture<?>[] futures = round.futures();
+                boolean pending = Arrays.stream(futures).anyMatch(f -> !f.isDone());
+                hold.latest = new Round(attempt, pending ? futures : null);
+                return Acquisition.acquired(maxToken, Duration.ofNanos(Validity.validFor(leaseNanos)));
             }
             failure = fenced < quorum
                     ? "only " + fenced + " node(s) took fencing token " + maxToken + ", quorum " + quorum
@@ -208,10 +206,9 @@ final class RedlockStore implements LockStore {
         } else {
             failure = null;
         }
-        releaseEverywhere(name, attempt, round.futures());
+        releaseEverywhere(hold, attempt, round.futures());
         if (granted.size() + busy < quorum) {
-            // the outcome is unknown to the machinery, which releases this owner's hold later: name this round
-            keep(new Hold(name, attempt, leaseNanos, null, Validity.validUntil(leaseNanos, start)));
+            // the outcome is unknown to the machinery, which releases the hold later: it names this round
             throw new LockBackendException(address + " - acquire lock '" + name + "': only " + (granted.size() + busy)
                     + " of " + nodes.size() + " nodes answered within " + millis(nodeTimeoutNanos)
                     + " ms, quorum " + quorum + ": " + round.problems());
@@ -221,17 +218,16 @@ final class RedlockStore implements LockStore {
         }
         if (!granted.isEmpty()) {
             splitVotes.incrementAndGet();
-            if (!wait.isZero()) {
-                // Clients that split the vote retry after a random delay, so they do not collide again.
-                sleepRandomly(Math.min(retryDelayNanos, wait.toNanos()));
-            }
-            return Acquisition.busy(Duration.ofMillis(1));
+            // Clients that split the vote look again after a random delay, so they do not collide again; the release of
+            // our own votes wakes our waiter too, so the delay is a back-off the machinery waits out.
+            return Acquisition.backOff(Duration.ofNanos(
+                    retryDelayNanos > 0 ? ThreadLocalRandom.current().nextLong(retryDelayNanos) : 0));
         }
         return minBusy == Long.MAX_VALUE ? Acquisition.busy() : Acquisition.busy(Duration.ofNanos(minBusy));
     }
 
     /** Raises the counters of granting nodes below {@code token}; returns how many granting nodes now hold it. */
-    private int raiseFences(String name, Round<Acquisition> round, List<Integer> granted, long token) {
+    private int raiseFences(String name, Votes<Acquisition> round, List<Integer> granted, long token) {
         List<Integer> low = new ArrayList<>();
         int fenced = 0;
         for (int i : granted) {
@@ -246,7 +242,7 @@ final class RedlockStore implements LockStore {
         }
         String key = RedisNodes.fenceKey(namespace, name);
         List<String> args = List.of(Long.toString(token));
-        Round<Object> raise = fanOut(null, i -> low.contains(i)
+        Votes<Object> raise = fanOut(null, i -> low.contains(i)
                 ? nodes.get(i).client().eval(RAISE_FENCE, List.of(key), args) : null);
         for (int i : low) {
             if (raise.answered(i)) {
@@ -259,14 +255,13 @@ final class RedlockStore implements LockStore {
     // ---------------------------------------------------------------- release
 
     @Override
-    public boolean release(String name, String owner) {
-        Hold hold = take(name, owner);
-        if (hold == null) {
-            // nothing of this owner's is known here: released already, or never granted (a round that failed
-            // was released by its own attempt when it ended)
-            return false;
+    public boolean release(Hold hold) {
+        Round last = hold.latest;
+        if (last == null) {
+            return false; // no round was made: nothing to release
         }
-        Round<Boolean> round = releaseEverywhere(name, hold.attempt, hold.unanswered);
+        String name = hold.name;
+        Votes<Boolean> round = releaseEverywhere(hold, last.attempt, last.unanswered);
         int released = 0;
         int notHeld = 0;
         for (int i = 0; i < nodes.size(); i++) {
@@ -283,7 +278,7 @@ final class RedlockStore implements LockStore {
             return false;
         }
         if (released + notHeld < quorum) {
-            keep(hold); // so that the machinery's retry names the same attempt
+            // the machinery's retry names the same round
             throw new LockBackendException(address + " - release lock '" + name + "': only " + (released + notHeld)
                     + " of " + nodes.size() + " nodes answered within " + millis(nodeTimeoutNanos) + " ms, quorum "
                     + quorum + ": " + round.problems());
@@ -292,127 +287,106 @@ final class RedlockStore implements LockStore {
     }
 
     /**
-     * Releases the hold of exactly {@code attempt} on every node; a node whose acquisition in {@code pending}
-     * (null: none) has not answered yet gets the release once it has, and is not waited for.
+     * Releases the hold of exactly round {@code attempt} of {@code hold} on every node; a node whose acquisition in
+     * {@code pending} (null: none) has not answered yet gets the release once it has, and is not waited for.
      */
-    private Round<Boolean> releaseEverywhere(String name, RedisNodes.Attempt attempt, CompletableFuture<?>[] pending) {
+    private Votes<Boolean> releaseEverywhere(Hold hold, long attempt, CompletableFuture<?>[] pending) {
         if (pipelines != null && (pending == null || Arrays.stream(pending).allMatch(CompletableFuture::isDone))) {
-            return pipelined(i -> pipelines[i].sendRelease(name, attempt));
+            return pipelined(i -> pipelines[i].sendRelease(hold.on(i, attempt)));
         }
-        return fanOut(pending, i -> nodes.get(i).store().release(name, attempt));
+        return fanOut(pending, i -> nodes.get(i).store().release(hold.on(i, attempt)));
     }
 
-    /** Takes {@code owner}'s hold of {@code name} out of the store's books: the current one or an ended one. */
-    private synchronized Hold take(String name, String owner) {
-        Hold hold = holds.get(name);
-        if (hold != null && hold.attempt.owner().equals(owner)) {
-            holds.remove(name);
-            return hold;
-        }
-        return unsettled.remove(new Claim(name, owner));
-    }
-
-    /** Keeps a hold that ended without a confirmed release, for the release of its owner. */
-    private synchronized void keep(Hold hold) {
-        unsettled.put(new Claim(hold.name, hold.attempt.owner()), hold);
-        if (unsettled.size() > UNSETTLED_SWEEP_ABOVE) {
-            // the keys of a hold live at most a lease past its validity (plus the drift, and a round on the wire)
-            long now = time.nanoTime();
-            unsettled.values().removeIf(h -> now - h.validUntil > 2 * (h.leaseNanos + nodeTimeoutNanos));
+    /** The machinery ended the hold's validity: released on every node, not left to a minority of keys. */
+    @Override
+    public void leaseEnded(Hold hold) {
+        Round last = hold.latest;
+        if (last != null) {
+            releaseEverywhere(hold, last.attempt, last.unanswered);
         }
     }
 
     // ---------------------------------------------------------------- renew
 
     @Override
-    public Set<String> renew(Map<String, String> owners, Duration lease) {
-        if (owners.isEmpty()) {
-            return Set.of();
+    public RenewResult<Hold> renew(List<Hold> holds, Duration lease) {
+        if (holds.isEmpty()) {
+            return RenewResult.allRenewed();
         }
         long leaseNanos = lease.toNanos();
-        // The holds this round is about: a name released (and perhaps taken again) while the round is out is
-        // none of its business, whatever the nodes answer, and must not be given up on their word. A name whose
-        // current hold is not its owner's is no longer held by that owner.
-        Map<String, Hold> renewed = new HashMap<>();
-        Map<String, RedisNodes.Attempt> attempts = new LinkedHashMap<>();
-        Set<String> lost = new HashSet<>();
-        synchronized (this) {
-            owners.forEach((name, owner) -> {
-                Hold hold = holds.get(name);
-                if (hold != null && hold.attempt.owner().equals(owner)) {
-                    renewed.put(name, hold);
-                    attempts.put(name, hold.attempt);
-                } else {
-                    lost.add(name);
-                }
-            });
-        }
-        if (attempts.isEmpty()) {
-            return lost;
-        }
-        Set<String> names = attempts.keySet();
-        long start = time.nanoTime();
-        Round<Set<String>> round = fanOut(null, i -> nodes.get(i).store().renewAttempts(attempts, lease));
-        long end = time.nanoTime();
-        Map<String, Integer> confirmations = new HashMap<>();
-        Map<String, Integer> denials = new HashMap<>();
+        int n = holds.size();
+        // each hold's latest round (the one that took it) on each node, in the order of holds
+        List<List<RedisNodes.Attempt>> perNode = new ArrayList<>(nodes.size());
         for (int i = 0; i < nodes.size(); i++) {
-            Set<String> gone = round.value(i);
+            List<RedisNodes.Attempt> attemptsOfNode = new ArrayList<>(n);
+            for (Hold hold : holds) {
+                attemptsOfNode.add(hold.on(i, hold.latest.attempt));
+            }
+            perNode.add(attemptsOfNode);
+        }
+        long start = time.nanoTime();
+        Votes<Set<RedisNodes.Attempt>> round = fanOut(null, i -> nodes.get(i).store()
+                .renewAttempts(perNode.get(i), lease));
+        long end = time.nanoTime();
+        int[] confirmations = new int[n];
+        int[] denials = new int[n];
+        for (int i = 0; i < nodes.size(); i++) {
+            Set<RedisNodes.Attempt> gone = round.value(i);
             if (gone == null) {
                 continue;
             }
-            for (String name : names) {
-                (gone.contains(name) ? denials : confirmations).merge(name, 1, Integer::sum);
-            }
-        }
-        long newValidUntil = Validity.validUntil(leaseNanos, start);
-        List<Hold> givenUp = new ArrayList<>();
-        int unconfirmed = 0;
-        synchronized (this) {
-            for (String name : names) {
-                Hold hold = holds.get(name);
-                if (hold != renewed.get(name)) {
-                    // released while the round was out (perhaps taken again, by another owner): not this owner's
-                    lost.add(name);
-                    continue;
-                }
-                boolean confirmed = confirmations.getOrDefault(name, 0) >= quorum;
-                boolean stillValid = end - hold.validUntil < 0;
-                // counts only if the quorum answered while the hold was still valid, with validity left over
-                if (confirmed && stillValid && end - newValidUntil < 0) {
-                    hold.validUntil = newValidUntil;
-                } else if (stillValid && denials.getOrDefault(name, 0) <= nodes.size() - quorum) {
-                    // Too few answers in time (slow or unreachable nodes, a starved machine), but no majority says
-                    // the key is gone and the current validity has not ended: keep the hold as it is, and let the
-                    // next round try again. checkValidities reports it lost if no round succeeds before it ends.
-                    unconfirmed++;
+            for (int j = 0; j < n; j++) {
+                if (gone.contains(perNode.get(i).get(j))) {
+                    denials[j]++;
                 } else {
-                    lost.add(name);
-                    givenUp.add(hold);
-                    holds.remove(name);
-                    keep(hold);
+                    confirmations[j]++;
                 }
             }
         }
-        if (unconfirmed > 0) {
-            log.warn("Redlock on {}: renewal of {} lock(s) not confirmed by a quorum of {} this round; keeping them "
-                    + "until their validity ends and retrying: {}", address, unconfirmed, quorum, round.problems());
-        }
-        if (!givenUp.isEmpty()) {
-            log.warn("Redlock on {}: renewal of {} lock(s) not confirmed by a quorum of {} within their validity; "
-                    + "giving them up: {}", address, givenUp.size(), quorum, round.problems());
-            for (Hold hold : givenUp) {
-                releaseEverywhere(hold.name, hold.attempt, hold.unanswered);
+        // counts only if the quorum answered with validity left over, as for an acquisition
+        boolean inTime = Validity.remaining(leaseNanos, start, end) > 0;
+        Set<Hold> gone = new HashSet<>();
+        List<Hold> unconfirmed = new ArrayList<>();
+        for (int j = 0; j < n; j++) {
+            if (inTime && confirmations[j] >= quorum) {
+                continue;
+            }
+            if (denials[j] > nodes.size() - quorum) {
+                gone.add(holds.get(j));
+            } else {
+                unconfirmed.add(holds.get(j));
             }
         }
-        return lost;
+        if (!unconfirmed.isEmpty() && gone.isEmpty()) {
+            // Too few answers in time (slow or unreachable nodes, a starved machine), but no majority says a key
+            // is gone: renew nothing, so the machinery keeps each hold until the validity it has ends and the next
+            // round tries again.
+            throw new LockBackendException(address + " - renew " + unconfirmed.size() + " lock(s): not confirmed by "
+                    + "a quorum of " + quorum + (inTime ? "" : " with validity left (the round took "
+                    + millis(end - start) + " ms of the " + millis(leaseNanos) + " ms lease)") + ": " + round.problems());
+        }
+        if (!unconfirmed.isEmpty()) {
+            // A result cannot leave some holds as they are while reporting others gone: those unconfirmed go too.
+            log.warn("Redlock on {}: renewal of {} lock(s) not confirmed by a quorum of {} while a majority says {} "
+                    + "other(s) are gone; giving them all up: {}", address, unconfirmed.size(), quorum, gone.size(),
+                    round.problems());
+            gone.addAll(unconfirmed);
+        } else if (!gone.isEmpty()) {
+            log.warn("Redlock on {}: a majority of nodes no longer holds {} lock(s); giving them up: {}", address,
+                    gone.size(), round.problems());
+        }
+        for (Hold hold : gone) {
+            Round last = hold.latest;
+            releaseEverywhere(hold, last.attempt, last.unanswered);
+        }
+        return RenewResult.gone(gone, Duration.ofNanos(Validity.validFor(leaseNanos)));
     }
 
     // ---------------------------------------------------------------- queries and wake-ups
 
     @Override
     public boolean isLocked(String name) {
-        Round<Boolean> round = fanOut(null, i -> nodes.get(i).store().isLocked(name));
+        Votes<Boolean> round = fanOut(null, i -> nodes.get(i).store().isLocked(name));
         int yes = 0;
         int no = 0;
         for (int i = 0; i < nodes.size(); i++) {
@@ -483,106 +457,50 @@ final class RedlockStore implements LockStore {
         return splitVotes.get();
     }
 
-    // ---------------------------------------------------------------- validity
-
-    private void record(String name, RedisNodes.Attempt attempt, long leaseNanos, long start,
-            Round<Acquisition> round) {
-        CompletableFuture<?>[] futures = round.futures();
-        boolean pending = false;
-        for (CompletableFuture<?> f : futures) {
-            pending |= !f.isDone();
-        }
-        Hold hold = new Hold(name, attempt, leaseNanos, pending ? futures : null,
-                Validity.validUntil(leaseNanos, start));
-        synchronized (this) {
-            Hold previous = holds.put(name, hold);
-            if (previous != null && !previous.attempt.owner().equals(attempt.owner())) {
-                keep(previous);
-            }
-        }
-        planValidityCheck(hold.validUntil);
+    /** The fan-out threads running now; for tests. */
+    int fanOutThreads() {
+        return executor.getPoolSize();
     }
 
-    /*
-     * One timer task looks at the holds when the earliest validity may end, instead of a task per hold: a task
-     * per acquisition would leave a task behind for every released hold and wake a thread for each of them
-     * when its validity would have ended. A hold makes sure that a check comes no later than its validity end;
-     * the check reports what has ended and plans the next check for the earliest validity left.
-     */
-
-    /** Makes sure that the holds are looked at no later than {@code at} (time source nanos). */
-    private synchronized void planValidityCheck(long at) {
-        if (validityCheck != null && nextValidityCheck - at <= 0) {
-            return;
-        }
-        if (validityCheck != null) {
-            validityCheck.cancel(false);
-        }
-        try {
-            validityCheck = executor.schedule(this::checkValidities, Math.max(0, at - time.nanoTime()),
-                    TimeUnit.NANOSECONDS);
-            nextValidityCheck = at;
-        } catch (RejectedExecutionException closed) {
-            validityCheck = null; // the provider is closing and releases its holds
-        }
-    }
+    // ---------------------------------------------------------------- holds
 
     /**
-     * Reports the holds whose validity ended without a quorum renewing them, and plans the next check. Runs
-     * under the monitor that {@link #record} needs, so the machinery cannot have a newer hold of a name while
-     * the old one is reported.
+     * One acquisition run over the masters: its name and owner id, its hold on each master (keys and owner id
+     * encoded there once), and its latest round, which every release and renewal of the run names.
      */
-    private synchronized void checkValidities() {
-        validityCheck = null;
-        long now = time.nanoTime();
-        boolean more = false;
-        long next = 0;
-        for (var it = holds.entrySet().iterator(); it.hasNext(); ) {
-            Map.Entry<String, Hold> entry = it.next();
-            Hold hold = entry.getValue();
-            long end = hold.validUntil;
-            if (now - end < 0) {
-                next = more && next - end <= 0 ? next : end;
-                more = true;
-                continue;
-            }
-            it.remove();
-            keep(hold);
-            StoreEvents sink = events;
-            if (sink != null) {
-                sink.holdLost(entry.getKey(), hold.attempt.owner(),
-                        "its Redlock validity ended without a quorum renewing it");
-            }
-        }
-        if (more) {
-            planValidityCheck(next);
-        }
-    }
-
-    /**
-     * A hold of this store: the attempt (owner and round) that took it, which every release and renewal of it
-     * names; the acquisitions of that round that had not answered when it was granted (null if none), which a
-     * release to their nodes waits for; and its validity, advanced by renewals under the store's monitor.
-     */
-    private static final class Hold {
+    static final class Hold {
         final String name;
-        final RedisNodes.Attempt attempt;
-        final long leaseNanos;
-        final CompletableFuture<?>[] unanswered;
-        long validUntil;
+        final String owner;
+        private final RedisNodes.Hold[] onNode;
+        /**
+         * The run's latest round, null before the first. Rounds of a run come one after another; the machinery
+         * releases or renews a run only after its last round.
+         */
+        volatile Round latest;
 
-        Hold(String name, RedisNodes.Attempt attempt, long leaseNanos, CompletableFuture<?>[] unanswered,
-                long validUntil) {
+        Hold(String name, String owner, RedisNodes.Hold[] onNode) {
             this.name = name;
-            this.attempt = attempt;
-            this.leaseNanos = leaseNanos;
-            this.unanswered = unanswered;
-            this.validUntil = validUntil;
+            this.owner = owner;
+            this.onNode = onNode;
+        }
+
+        /** Round {@code attempt} of this run on node {@code i}. */
+        RedisNodes.Attempt on(int i, long attempt) {
+            return new RedisNodes.Attempt(onNode[i], attempt);
+        }
+
+        @Override
+        public String toString() {
+            Round last = latest;
+            return "RedlockHold{" + name + ", owner=" + owner + (last == null ? "" : ", round=" + last.attempt) + '}';
         }
     }
 
-    /** The key of an ended hold: its name and owner id. */
-    private record Claim(String name, String owner) {
+    /**
+     * A round of a run: its attempt id, and the acquisitions of the round that had not answered when it was granted
+     * (null if none), which a release to their nodes waits for.
+     */
+    record Round(long attempt, CompletableFuture<?>[] unanswered) {
     }
 
     // ---------------------------------------------------------------- fan-out
@@ -598,7 +516,7 @@ final class RedlockStore implements LockStore {
      */
 
     /** Sends {@code send}'s call to every node, then waits at most the per-node timeout for the answers. */
-    private <T> Round<T> pipelined(IntFunction<RedisNodes.Pending<T>> send) {
+    private <T> Votes<T> pipelined(IntFunction<RedisNodes.Pending<T>> send) {
         int n = nodes.size();
         @SuppressWarnings("unchecked")
         RedisNodes.Pending<T>[] sent = new RedisNodes.Pending[n];
@@ -615,7 +533,7 @@ final class RedlockStore implements LockStore {
                 answers[i] = CompletableFuture.failedFuture(e);
             }
         }
-        return new Round<>(answers);
+        return new Votes<>(answers);
     }
 
     /**
@@ -623,7 +541,7 @@ final class RedlockStore implements LockStore {
      * whose {@code after} future has not completed gets its call once it has, and is not waited for; a call
      * that has not started when the wait ends is not sent at all.
      */
-    private <T> Round<T> fanOut(CompletableFuture<?>[] after, Function<Integer, T> op) {
+    private <T> Votes<T> fanOut(CompletableFuture<?>[] after, Function<Integer, T> op) {
         int n = nodes.size();
         @SuppressWarnings("unchecked")
         CompletableFuture<T>[] futures = new CompletableFuture[n];
@@ -682,7 +600,7 @@ final class RedlockStore implements LockStore {
         for (AtomicInteger state : states) {
             state.compareAndSet(NEW, SKIPPED);
         }
-        return new Round<>(futures);
+        return new Votes<>(futures);
     }
 
     private static final int NEW = 0;
@@ -699,11 +617,11 @@ final class RedlockStore implements LockStore {
     }
 
     /** The calls of one round, one per node, as they stood when the round's wait ended. */
-    private final class Round<T> {
+    private final class Votes<T> {
         private final CompletableFuture<T>[] futures;
         private final Object[] values;
 
-        Round(CompletableFuture<T>[] futures) {
+        Votes(CompletableFuture<T>[] futures) {
             this.futures = futures;
             this.values = new Object[futures.length];
             for (int i = 0; i < futures.length; i++) {
@@ -746,17 +664,6 @@ final class RedlockStore implements LockStore {
             }
             String text = joiner.toString();
             return text.isEmpty() ? "every node answered" : text;
-        }
-    }
-
-    private static void sleepRandomly(long maxNanos) {
-        if (maxNanos <= 0) {
-            return;
-        }
-        try {
-            TimeUnit.NANOSECONDS.sleep(ThreadLocalRandom.current().nextLong(maxNanos));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         }
     }
 

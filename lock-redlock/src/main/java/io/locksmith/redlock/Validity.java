@@ -29,7 +29,16 @@ final class Validity {
 
     /** The time-source reading at which a hold from a round that started at {@code start} stops being valid. */
     static long validUntil(long leaseNanos, long start) {
-        return start + leaseNanos - drift(leaseNanos);
+        return start + validFor(leaseNanos);
+    }
+
+    /**
+     * How long a hold from a round is valid counted from the round's start, which is how the machinery counts a
+     * validity a store reports: {@code lease - drift}. At the round's end this leaves
+     * {@link #remaining lease - elapsed - drift}.
+     */
+    static long validFor(long leaseNanos) {
+        return leaseNanos - drift(leaseNanos);
     }
 
     /** The votes a decision needs out of {@code nodes}: a strict majority. */

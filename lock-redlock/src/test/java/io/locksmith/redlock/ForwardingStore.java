@@ -2,9 +2,9 @@ package io.locksmith.redlock;
 
 import io.locksmith.redis.internal.RedisNodes;
 import io.locksmith.spi.Acquisition;
-import io.locksmith.spi.StoreEvents;
+import io.locksmith.spi.LockStore;
 import java.time.Duration;
-import java.util.Map;
+import java.util.List;
 import java.util.Set;
 
 /** A node store that passes every call on; tests override the calls they want to slow down or observe. */
@@ -22,38 +22,23 @@ class ForwardingStore implements RedisNodes.NodeStore {
     }
 
     @Override
-    public void start(StoreEvents events) {
-        delegate.start(events);
+    public RedisNodes.Hold newHold(String name, String owner) {
+        return delegate.newHold(name, owner);
     }
 
     @Override
-    public Acquisition tryAcquire(String name, String owner, Duration lease, Duration wait) {
-        return delegate.tryAcquire(name, owner, lease, wait);
+    public Acquisition tryAcquire(RedisNodes.Attempt attempt, Duration lease) {
+        return delegate.tryAcquire(attempt, lease);
     }
 
     @Override
-    public Acquisition tryAcquire(String name, RedisNodes.Attempt attempt, Duration lease) {
-        return delegate.tryAcquire(name, attempt, lease);
+    public boolean release(RedisNodes.Attempt attempt) {
+        return delegate.release(attempt);
     }
 
     @Override
-    public boolean release(String name, String owner) {
-        return delegate.release(name, owner);
-    }
-
-    @Override
-    public boolean release(String name, RedisNodes.Attempt attempt) {
-        return delegate.release(name, attempt);
-    }
-
-    @Override
-    public Set<String> renew(Map<String, String> holds, Duration lease) {
-        return delegate.renew(holds, lease);
-    }
-
-    @Override
-    public Set<String> renewAttempts(Map<String, RedisNodes.Attempt> holds, Duration lease) {
-        return delegate.renewAttempts(holds, lease);
+    public Set<RedisNodes.Attempt> renewAttempts(List<RedisNodes.Attempt> attempts, Duration lease) {
+        return delegate.renewAttempts(attempts, lease);
     }
 
     @Override
@@ -62,7 +47,7 @@ class ForwardingStore implements RedisNodes.NodeStore {
     }
 
     @Override
-    public Subscription subscribe(String name, Runnable onRelease) {
+    public LockStore.Subscription subscribe(String name, Runnable onRelease) {
         return delegate.subscribe(name, onRelease);
     }
 

@@ -42,13 +42,14 @@ class RedlockLateReleaseTest {
         try (TestNodes.Opened opened = TestNodes.open(3, options, Duration.ofMillis(500),
                 i -> i == 0 ? firstReleaseLate(deliver, delivered) : UnaryOperator.identity())) {
             RedlockStore store = opened.store();
-            assertThat(store.tryAcquire(name, OWNER, options.leaseTime(), Duration.ZERO).isAcquired())
+            RedlockStore.Hold run = store.newHold(name, OWNER);
+            assertThat(store.tryAcquire(run, options.leaseTime(), Duration.ZERO, null).isAcquired())
                     .as("round 1, while somebody else holds the lock").isFalse();
             for (int i = 0; i < 3; i++) {
                 TestNodes.call(i, jedis -> jedis.del(key)); // somebody else releases
             }
-            assertThat(store.tryAcquire(name, OWNER, options.leaseTime(), Duration.ZERO).isAcquired())
-                    .as("round 2 of the same owner").isTrue();
+            assertThat(store.tryAcquire(run, options.leaseTime(), Duration.ZERO, null).isAcquired())
+                    .as("round 2 of the same run").isTrue();
             for (int i = 0; i < 3; i++) {
                 assertThat(TestNodes.heldNames(i, namespace)).as("master %d after round 2", i).containsExactly(name);
             }
@@ -58,24 +59,19 @@ class RedlockLateReleaseTest {
             assertThat(TestNodes.heldNames(0, namespace)).as("master 0 after round 1's late release")
                     .containsExactly(name);
 
-            assertThat(store.release(name, OWNER)).isTrue();
+            assertThat(store.release(run)).isTrue();
             assertThat(TestNodes.heldAnywhere(3, namespace)).as("held after the hold's release").isEmpty();
         }
     }
 
-    /** Master 0's first release (by attempt or by owner) is held back until {@code deliver}. */
+    /** Master 0's first release is held back until {@code deliver}. */
     private static UnaryOperator<RedisNodes.NodeStore> firstReleaseLate(CountDownLatch deliver,
             CountDownLatch delivered) {
         AtomicBoolean first = new AtomicBoolean(true);
         return store -> new ForwardingStore(store) {
             @Override
-            public boolean release(String name, RedisNodes.Attempt attempt) {
-                return late(() -> delegate.release(name, attempt));
-            }
-
-            @Override
-            public boolean release(String name, String owner) {
-                return late(() -> delegate.release(name, owner));
+            public boolean release(RedisNodes.Attempt attempt) {
+                return late(() -> delegate.release(attempt));
             }
 
             private boolean late(BooleanSupplier release) {

@@ -6,13 +6,17 @@ import io.locksmith.DistributedLock;
 import io.locksmith.LockOptions;
 import io.locksmith.redis.internal.RedisNodes;
 import io.locksmith.spi.Acquisition;
+import io.locksmith.spi.ForwardingLockStore;
+import io.locksmith.spi.LockStore;
+import io.locksmith.spi.RenewResult;
 import java.time.Duration;
-import java.util.Map;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -31,22 +35,23 @@ class RedlockRenewalRaceTest {
         CountDownLatch asked = new CountDownLatch(TestNodes.COUNT);
         CountDownLatch answered = new CountDownLatch(TestNodes.COUNT);
         Set<String> owners = ConcurrentHashMap.newKeySet();
+        AtomicReference<RedlockStore.Hold> taken = new AtomicReference<>();
         LockOptions options = LockOptions.builder().namespace(TestNodes.namespace())
-                .leaseTime(Duration.ofSeconds(30)).build();
+                .leaseTime(Duration.ofSeconds(30)).storeWrapper(store -> keepingTheHold(store, taken)).build();
         try (TestNodes.Opened opened = TestNodes.open(TestNodes.COUNT, options, Duration.ofSeconds(5),
                 i -> store -> new ForwardingStore(store) {
                     @Override
-                    public Acquisition tryAcquire(String name, RedisNodes.Attempt attempt, Duration lease) {
-                        owners.add(attempt.owner());
-                        return delegate.tryAcquire(name, attempt, lease);
+                    public Acquisition tryAcquire(RedisNodes.Attempt attempt, Duration lease) {
+                        owners.add(attempt.hold().owner());
+                        return delegate.tryAcquire(attempt, lease);
                     }
 
                     @Override
-                    public Set<String> renewAttempts(Map<String, RedisNodes.Attempt> holds, Duration lease) {
+                    public Set<RedisNodes.Attempt> renewAttempts(List<RedisNodes.Attempt> attempts, Duration lease) {
                         // asked while the first hold exists, answers once it is released, returns after the second
                         asked.countDown();
                         await(released);
-                        Set<String> gone = delegate.renewAttempts(holds, lease);
+                        Set<RedisNodes.Attempt> gone = delegate.renewAttempts(attempts, lease);
                         answered.countDown();
                         await(reacquired);
                         return gone;
@@ -58,8 +63,10 @@ class RedlockRenewalRaceTest {
             assertThat(owners).as("owner ids the masters were asked for").hasSize(1);
             String owner = owners.iterator().next();
             assertThat(owner).startsWith(opened.provider().clientId() + ".");
-            CompletableFuture<Set<String>> round = CompletableFuture.supplyAsync(
-                    () -> opened.store().renew(Map.of("race", owner), options.leaseTime()));
+            RedlockStore.Hold firstHold = taken.get();
+            assertThat(firstHold.owner).isEqualTo(owner);
+            CompletableFuture<RenewResult<RedlockStore.Hold>> round = CompletableFuture.supplyAsync(
+                    () -> opened.store().renew(List.of(firstHold), options.leaseTime()));
             assertThat(asked.await(10, TimeUnit.SECONDS)).as("every master asked to renew").isTrue();
             lock.unlock();
             released.countDown();
@@ -67,13 +74,30 @@ class RedlockRenewalRaceTest {
             lock.lock();
             assertThat(lock.fencingToken()).isGreaterThan(first);
             reacquired.countDown();
-            round.get(10, TimeUnit.SECONDS);
+            assertThat(round.get(10, TimeUnit.SECONDS).gone()).as("the round's answer about the first hold")
+                    .containsExactly(firstHold);
+            assertThat(taken.get()).as("the second hold").isNotSameAs(firstHold);
 
             assertThat(TestNodes.heldAnywhere(TestNodes.COUNT, options.namespace()))
                     .as("the new hold on the masters after the round").containsExactly("race");
             assertThat(lock.isHeldByCurrentThread()).isTrue();
             lock.unlock(); // would throw LockLostException had the round released the new hold
         }
+    }
+
+    /** Passes every call on, and keeps the hold of the last acquisition the store granted in {@code taken}. */
+    @SuppressWarnings("unchecked") // the provider's store is the Redlock store
+    private static LockStore<?> keepingTheHold(LockStore<?> store, AtomicReference<RedlockStore.Hold> taken) {
+        return new ForwardingLockStore<>((LockStore<RedlockStore.Hold>) store) {
+            @Override
+            public Acquisition tryAcquire(RedlockStore.Hold hold, Duration lease, Duration wait, Runnable wakeUp) {
+                Acquisition answer = super.tryAcquire(hold, lease, wait, wakeUp);
+                if (answer.isAcquired()) {
+                    taken.set(hold);
+                }
+                return answer;
+            }
+        };
     }
 
     private static void await(CountDownLatch latch) {

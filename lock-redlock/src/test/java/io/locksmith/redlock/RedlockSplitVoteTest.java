@@ -112,13 +112,13 @@ class RedlockSplitVoteTest {
         AtomicBoolean firstRelease = new AtomicBoolean(true);
         return store -> new ForwardingStore(store) {
             @Override
-            public Acquisition tryAcquire(String name, RedisNodes.Attempt attempt, Duration lease) {
+            public Acquisition tryAcquire(RedisNodes.Attempt attempt, Duration lease) {
                 boolean gated = firstAcquire.getAndSet(false);
                 try {
                     if (gated) {
                         await(before, "the other client's request never took this master");
                     }
-                    return delegate.tryAcquire(name, attempt, lease);
+                    return delegate.tryAcquire(attempt, lease);
                 } finally {
                     if (gated && done != null) {
                         done.countDown();
@@ -127,11 +127,11 @@ class RedlockSplitVoteTest {
             }
 
             @Override
-            public boolean release(String name, RedisNodes.Attempt attempt) {
+            public boolean release(RedisNodes.Attempt attempt) {
                 if (firstRelease.getAndSet(false)) {
                     await(releaseAfter, "the other client's request never reached this master");
                 }
-                return delegate.release(name, attempt);
+                return delegate.release(attempt);
             }
         };
     }

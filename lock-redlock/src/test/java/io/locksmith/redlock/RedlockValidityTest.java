@@ -1,16 +1,23 @@
 package io.locksmith.redlock;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.locksmith.DistributedLock;
 import io.locksmith.LockBackendException;
+import io.locksmith.LockLostException;
 import io.locksmith.LockOptions;
-import io.locksmith.spi.Acquisition;
 import io.locksmith.redis.internal.RedisNodes;
+import io.locksmith.spi.Acquisition;
+import io.locksmith.spi.RenewResult;
 import java.time.Duration;
-import java.util.Map;
+import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
@@ -18,19 +25,25 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The validity rule on 3 real masters with a time source the test moves: master 0 "takes" a chosen time to
- * answer, as measured by the provider's clock.
+ * answer, as measured by the provider's clock. The store tells how long a hold is valid; the provider's renewer
+ * (every 50 ms of real time here) keeps that clock and ends the hold when it runs out unrenewed.
  */
 @DisplayName("redlock validity with an injected time source")
 class RedlockValidityTest {
 
     private static final Duration LEASE = Duration.ofSeconds(2);
     private static final long DRIFT = Validity.drift(LEASE.toNanos());
+    private static final Duration WAIT = Duration.ofSeconds(10);
 
     private final AtomicLong now = new AtomicLong(1_000_000_000L);
     private final AtomicLong acquireTakes = new AtomicLong();
-    private final AtomicLong renewTakes = new AtomicLong();
+    /** How long master 0's next renewal takes; used once. */
+    private final AtomicLong nextRenewalTakes = new AtomicLong();
+    /** Renewal calls master 0 answered: each renewal round makes one. */
+    private final AtomicInteger renewals = new AtomicInteger();
     /** What masters 1 and 2 do with a renewal: pass it on, fail it (no answer), or answer that the key is gone. */
     private final AtomicReference<String> othersRenew = new AtomicReference<>("pass");
+    private final List<String> losses = new CopyOnWriteArrayList<>();
     private String namespace;
     private TestNodes.Opened opened;
 
@@ -39,23 +52,25 @@ class RedlockValidityTest {
         TestNodes.servers();
         namespace = TestNodes.namespace();
         LockOptions options = LockOptions.builder().namespace(namespace).leaseTime(LEASE)
-                .operationTimeout(Duration.ofSeconds(1)).timeSource(now::get).build();
+                .renewInterval(Duration.ofMillis(50)).operationTimeout(Duration.ofSeconds(1)).timeSource(now::get)
+                .listener((name, reason) -> losses.add(name)).build();
         opened = TestNodes.open(3, options, Duration.ofMillis(500), i -> i == 0 ? slowOnTheClock() : unreliableRenewal());
     }
 
     private UnaryOperator<RedisNodes.NodeStore> slowOnTheClock() {
         return store -> new ForwardingStore(store) {
             @Override
-            public Acquisition tryAcquire(String name, RedisNodes.Attempt attempt, Duration lease) {
-                Acquisition a = delegate.tryAcquire(name, attempt, lease);
+            public Acquisition tryAcquire(RedisNodes.Attempt attempt, Duration lease) {
+                Acquisition a = delegate.tryAcquire(attempt, lease);
                 now.addAndGet(acquireTakes.get());
                 return a;
             }
 
             @Override
-            public Set<String> renewAttempts(Map<String, RedisNodes.Attempt> holds, Duration lease) {
-                Set<String> gone = delegate.renewAttempts(holds, lease);
-                now.addAndGet(renewTakes.get());
+            public Set<RedisNodes.Attempt> renewAttempts(List<RedisNodes.Attempt> attempts, Duration lease) {
+                Set<RedisNodes.Attempt> gone = delegate.renewAttempts(attempts, lease);
+                now.addAndGet(nextRenewalTakes.getAndSet(0));
+                renewals.incrementAndGet();
                 return gone;
             }
         };
@@ -64,11 +79,11 @@ class RedlockValidityTest {
     private UnaryOperator<RedisNodes.NodeStore> unreliableRenewal() {
         return store -> new ForwardingStore(store) {
             @Override
-            public Set<String> renewAttempts(Map<String, RedisNodes.Attempt> holds, Duration lease) {
+            public Set<RedisNodes.Attempt> renewAttempts(List<RedisNodes.Attempt> attempts, Duration lease) {
                 return switch (othersRenew.get()) {
                     case "fail" -> throw new LockBackendException("no answer (injected)");
-                    case "gone" -> Set.copyOf(holds.keySet());
-                    default -> delegate.renewAttempts(holds, lease);
+                    case "gone" -> Set.copyOf(attempts);
+                    default -> delegate.renewAttempts(attempts, lease);
                 };
             }
         };
@@ -103,19 +118,44 @@ class RedlockValidityTest {
     }
 
     @Test
+    @DisplayName("a hold is valid for the lease less the drift, counted from the start of the round that took or "
+            + "renewed it, however long the round took")
+    void validityCountsFromTheRound() {
+        try (TestNodes.Opened o = opened) {
+            RedlockStore store = o.store();
+            RedlockStore.Hold hold = store.newHold("counted", "owner-under-test");
+            acquireTakes.set(LEASE.toNanos() / 2);
+            Acquisition acquired = store.tryAcquire(hold, LEASE, Duration.ZERO, null);
+            assertThat(acquired.isAcquired()).isTrue();
+            assertThat(acquired.validFor()).as("validity of the acquisition").hasValue(LEASE.minusNanos(DRIFT));
+            nextRenewalTakes.set(LEASE.toNanos() / 2);
+            RenewResult<RedlockStore.Hold> renewed = store.renew(List.of(hold), LEASE);
+            assertThat(renewed.gone()).isEmpty();
+            assertThat(renewed.validFor()).as("validity of the renewal").hasValue(LEASE.minusNanos(DRIFT));
+            assertThat(store.release(hold)).isTrue();
+            assertThat(TestNodes.heldAnywhere(3, namespace)).isEmpty();
+        }
+    }
+
+    @Test
     @DisplayName("a renewal whose quorum answers after the validity ended gives the hold up on every master")
     void lateRenewalLosesTheHold() {
         try (TestNodes.Opened o = opened) {
-            RedlockStore store = o.store();
-            String owner = "owner-under-test";
-            assertThat(store.tryAcquire("renewed", owner, LEASE, Duration.ZERO).isAcquired()).isTrue();
-            renewTakes.set(LEASE.toNanos() / 2);
-            assertThat(store.renew(Map.of("renewed", owner), LEASE)).as("renewal within validity").isEmpty();
+            DistributedLock lock = o.provider().getLock("renewed");
+            lock.lock();
+            nextRenewalTakes.set(LEASE.toNanos() / 2);
+            awaitRounds(3);
+            assertThat(nextRenewalTakes.get()).as("the slow round ran").isZero();
+            assertThat(lock.isHeldByCurrentThread()).as("held after a renewal within validity").isTrue();
             assertThat(TestNodes.heldAnywhere(3, namespace)).containsExactly("renewed");
-            renewTakes.set(LEASE.toNanos());
-            assertThat(store.renew(Map.of("renewed", owner), LEASE)).as("renewal after the validity ended")
-                    .containsExactly("renewed");
-            assertThat(TestNodes.heldAnywhere(3, namespace)).isEmpty();
+            assertThat(losses).isEmpty();
+
+            nextRenewalTakes.set(LEASE.toNanos());
+            await("the hold is lost after a renewal that took the whole lease", () -> losses.contains("renewed"));
+            assertThat(lock.isHeldByCurrentThread()).isFalse();
+            await("the hold is released on every master", () -> TestNodes.heldAnywhere(3, namespace).isEmpty());
+            assertThatThrownBy(lock::unlock).isInstanceOf(LockLostException.class);
+            assertThat(losses).containsExactly("renewed");
         }
     }
 
@@ -123,25 +163,49 @@ class RedlockValidityTest {
     @DisplayName("a renewal round without a quorum in time keeps the hold while it is valid; a later round renews it")
     void unansweredRenewalIsRetriedWithinTheValidity() {
         try (TestNodes.Opened o = opened) {
-            RedlockStore store = o.store();
-            String owner = "owner-under-test";
             long t0 = now.get();
-            assertThat(store.tryAcquire("kept", owner, LEASE, Duration.ZERO).isAcquired()).isTrue();
+            DistributedLock lock = o.provider().getLock("kept");
+            lock.lock();
             othersRenew.set("fail");
             now.set(t0 + LEASE.toNanos() / 4);
-            assertThat(store.renew(Map.of("kept", owner), LEASE)).as("1 of 3 answered, validity left").isEmpty();
+            awaitRounds(3);
+            assertThat(lock.isHeldByCurrentThread()).as("1 of 3 answered, validity left").isTrue();
             assertThat(TestNodes.heldAnywhere(3, namespace)).containsExactly("kept");
             othersRenew.set("pass");
             now.set(t0 + LEASE.toNanos() / 2);
-            assertThat(store.renew(Map.of("kept", owner), LEASE)).as("quorum again").isEmpty();
+            awaitRounds(3);
+            assertThat(lock.isHeldByCurrentThread()).as("quorum again").isTrue();
             othersRenew.set("fail");
             now.set(t0 + LEASE.toNanos() + LEASE.toNanos() / 4);
-            assertThat(store.renew(Map.of("kept", owner), LEASE))
-                    .as("past the first validity, within the renewed one: the second round did extend it").isEmpty();
+            awaitRounds(3);
+            assertThat(lock.isHeldByCurrentThread())
+                    .as("past the first validity, within the renewed one: the second round did extend it").isTrue();
+            assertThat(losses).isEmpty();
             now.set(t0 + LEASE.toNanos() / 2 + LEASE.toNanos());
-            assertThat(store.renew(Map.of("kept", owner), LEASE)).as("the renewed validity has ended")
-                    .containsExactly("kept");
-            assertThat(TestNodes.heldAnywhere(3, namespace)).isEmpty();
+            await("the hold is lost once the renewed validity has ended", () -> losses.contains("kept"));
+            assertThat(lock.isHeldByCurrentThread()).isFalse();
+            await("the hold is released on every master", () -> TestNodes.heldAnywhere(3, namespace).isEmpty());
+            assertThat(losses).containsExactly("kept");
+        }
+    }
+
+    @Test
+    @DisplayName("a round without a quorum in time renews nothing and names nothing gone: the store fails it")
+    void unansweredRenewalFails() {
+        try (TestNodes.Opened o = opened) {
+            RedlockStore store = o.store();
+            RedlockStore.Hold hold = store.newHold("unanswered", "owner-under-test");
+            assertThat(store.tryAcquire(hold, LEASE, Duration.ZERO, null).isAcquired()).isTrue();
+            othersRenew.set("fail");
+            assertThatThrownBy(() -> store.renew(List.of(hold), LEASE)).isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("renew 1 lock(s): not confirmed by a quorum of 2");
+            assertThat(TestNodes.heldAnywhere(3, namespace)).as("kept on the masters").containsExactly("unanswered");
+            othersRenew.set("pass");
+            nextRenewalTakes.set(LEASE.toNanos());
+            assertThatThrownBy(() -> store.renew(List.of(hold), LEASE)).as("a quorum, but after the validity")
+                    .isInstanceOf(LockBackendException.class).hasMessageContaining("with validity left");
+            store.leaseEnded(hold);
+            assertThat(TestNodes.heldAnywhere(3, namespace)).as("after the machinery ended the hold").isEmpty();
         }
     }
 
@@ -150,11 +214,32 @@ class RedlockValidityTest {
     void majoritySaysGone() {
         try (TestNodes.Opened o = opened) {
             RedlockStore store = o.store();
-            String owner = "owner-under-test";
-            assertThat(store.tryAcquire("denied", owner, LEASE, Duration.ZERO).isAcquired()).isTrue();
+            RedlockStore.Hold hold = store.newHold("denied", "owner-under-test");
+            assertThat(store.tryAcquire(hold, LEASE, Duration.ZERO, null).isAcquired()).isTrue();
             othersRenew.set("gone");
-            assertThat(store.renew(Map.of("denied", owner), LEASE)).containsExactly("denied");
+            assertThat(store.renew(List.of(hold), LEASE).gone()).containsExactly(hold);
             assertThat(TestNodes.heldAnywhere(3, namespace)).isEmpty();
+        }
+    }
+
+    /** Waits until master 0 answered {@code rounds} more renewals: the last but one round ran whole after the call. */
+    private void awaitRounds(int rounds) {
+        int target = renewals.get() + rounds;
+        await(rounds + " more renewal rounds", () -> renewals.get() >= target);
+    }
+
+    private static void await(String what, BooleanSupplier condition) {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError("not within " + WAIT.toMillis() + " ms: " + what);
+            }
+            try {
+                Thread.sleep(10);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted while waiting for: " + what, e);
+            }
         }
     }
 }

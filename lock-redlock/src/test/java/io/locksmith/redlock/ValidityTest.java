@@ -27,6 +27,7 @@ class ValidityTest {
         assertThat(Validity.remaining(1_000 * MS, start, start + 988 * MS)).isZero();
         assertThat(Validity.remaining(1_000 * MS, start, start + 1_500 * MS)).isNegative();
         assertThat(Validity.validUntil(1_000 * MS, start)).isEqualTo(start + 988 * MS);
+        assertThat(Validity.validFor(1_000 * MS)).as("counted from the start of the round").isEqualTo(988 * MS);
         // nanoTime readings may wrap: only differences count
         long nearWrap = Long.MAX_VALUE - 50 * MS;
         assertThat(Validity.remaining(1_000 * MS, nearWrap, nearWrap + 100 * MS)).isEqualTo(888 * MS);

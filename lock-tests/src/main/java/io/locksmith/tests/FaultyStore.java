@@ -4,10 +4,12 @@ import io.locksmith.LockBackendException;
 import io.locksmith.spi.Acquisition;
 import io.locksmith.spi.ForwardingLockStore;
 import io.locksmith.spi.LockStore;
+import io.locksmith.spi.RenewResult;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.EnumMap;
-import java.util.LinkedHashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -21,6 +23,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.WeakHashMap;
 import java.util.function.Supplier;
 
 /**
@@ -33,8 +36,10 @@ import java.util.function.Supplier;
  * and any backend. Faults are armed one at a time for the next call of a kind about one lock name
  * ({@link #arm}), or drawn at random for every call ({@link #randomFaults}) by a torture run; both stop with
  * {@link #stop()}, which a test calls before its providers close.
+ *
+ * @param <H> the wrapped store's hold type
  */
-public final class FaultyStore extends ForwardingLockStore {
+public final class FaultyStore<H> extends ForwardingLockStore<H> {
 
     /** The calls faults can be armed for. */
     public enum Call { ACQUIRE, RELEASE, RENEW }
@@ -62,6 +67,8 @@ public final class FaultyStore extends ForwardingLockStore {
     private final Map<Call, AtomicInteger> calls = new EnumMap<>(Call.class);
     private final Map<Fault, AtomicInteger> injected = new EnumMap<>(Fault.class);
     private final List<Runnable> late = new ArrayList<>();
+    /** The lock name of each live hold, for faults armed by name; weak, so ended runs leave nothing behind. */
+    private final Map<H, String> names = Collections.synchronizedMap(new WeakHashMap<>());
     private final Set<Call> randomCalls = ConcurrentHashMap.newKeySet();
     private final ExecutorService delayer = Executors.newCachedThreadPool(r -> {
         Thread t = new Thread(r, "faulty-store-delay");
@@ -77,7 +84,7 @@ public final class FaultyStore extends ForwardingLockStore {
      * @param operationTimeout how long a caller waits for the store, as the provider's options say: a
      *     {@link Fault#DELAY delayed} call reaches the store after it
      */
-    public FaultyStore(LockStore delegate, Duration operationTimeout) {
+    public FaultyStore(LockStore<H> delegate, Duration operationTimeout) {
         super(delegate);
         this.operationTimeout = operationTimeout;
         for (Call call : Call.values()) {
@@ -157,21 +164,40 @@ public final class FaultyStore extends ForwardingLockStore {
     // ---------------------------------------------------------------- the store
 
     @Override
-    public Acquisition tryAcquire(String name, String owner, Duration lease, Duration wait) {
+    public H newHold(String name, String owner) {
+        H hold = delegate.newHold(name, owner);
+        names.put(hold, name);
+        return hold;
+    }
+
+    @Override
+    public Acquisition tryAcquire(H hold, Duration lease, Duration wait, Runnable wakeUp) {
         // a late attempt makes one attempt: its caller is no longer waiting for it
-        return call(Call.ACQUIRE, Set.of(name), () -> delegate.tryAcquire(name, owner, lease, wait),
-                () -> delegate.tryAcquire(name, owner, lease, Duration.ZERO));
+        return call(Call.ACQUIRE, Set.of(nameOf(hold)), () -> delegate.tryAcquire(hold, lease, wait, wakeUp),
+                () -> delegate.tryAcquire(hold, lease, Duration.ZERO, null));
     }
 
     @Override
-    public boolean release(String name, String owner) {
-        return call(Call.RELEASE, Set.of(name), () -> delegate.release(name, owner), null);
+    public boolean release(H hold) {
+        return call(Call.RELEASE, Set.of(nameOf(hold)), () -> delegate.release(hold), null);
     }
 
     @Override
-    public Set<String> renew(Map<String, String> holds, Duration lease) {
-        Map<String, String> copy = new LinkedHashMap<>(holds);
-        return call(Call.RENEW, holds.keySet(), () -> delegate.renew(holds, lease), () -> delegate.renew(copy, lease));
+    public RenewResult<H> renew(List<H> holds, Duration lease) {
+        List<H> copy = List.copyOf(holds);
+        Set<String> renewed = new HashSet<>();
+        for (H hold : copy) {
+            renewed.add(nameOf(hold));
+        }
+        return call(Call.RENEW, renewed, () -> delegate.renew(copy, lease), () -> delegate.renew(copy, lease));
+    }
+
+    private String nameOf(H hold) {
+        String name = names.get(hold);
+        if (name == null) {
+            throw new IllegalStateException("FaultyStore: " + hold + " was not made by this store's newHold");
+        }
+        return name;
     }
 
     @Override

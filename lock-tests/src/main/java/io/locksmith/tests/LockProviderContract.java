@@ -275,11 +275,11 @@ public abstract class LockProviderContract {
         final Map<LockProvider, LossRecorder> losses = new IdentityHashMap<>();
         final List<Actor> actors = new CopyOnWriteArrayList<>();
         final Set<Fault> activeFaults = Collections.synchronizedSet(EnumSet.noneOf(Fault.class));
-        final List<FaultyStore> faultyStores = new CopyOnWriteArrayList<>();
+        final List<FaultyStore<?>> faultyStores = new CopyOnWriteArrayList<>();
 
         void close() throws Throwable {
             List<Throwable> problems = new ArrayList<>();
-            for (FaultyStore faulty : faultyStores) {
+            for (FaultyStore<?> faulty : faultyStores) {
                 faulty.stop(); // providers release what they hold without injected faults
             }
             for (Fault fault : List.copyOf(activeFaults)) {
@@ -1681,14 +1681,14 @@ public abstract class LockProviderContract {
     }
 
     /** A provider whose store calls pass through a {@link FaultyStore}. */
-    private record Faulty(LockProvider provider, FaultyStore store) {
+    private record Faulty(LockProvider provider, FaultyStore<?> store) {
     }
 
     private Faulty openFaulty(UnaryOperator<LockOptions.Builder> customizer) {
-        AtomicReference<FaultyStore> wrapper = new AtomicReference<>();
+        AtomicReference<FaultyStore<?>> wrapper = new AtomicReference<>();
         Duration timeout = operationTimeout();
         LockProvider provider = open(b -> customizer.apply(b).storeWrapper(store -> {
-            FaultyStore faulty = new FaultyStore(store, timeout);
+            FaultyStore<?> faulty = new FaultyStore<>(store, timeout);
             wrapper.set(faulty);
             return faulty;
         }));

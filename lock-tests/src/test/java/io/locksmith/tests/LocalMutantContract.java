@@ -18,7 +18,7 @@ abstract class LocalMutantContract extends LockProviderContract {
     private final LocalLockServer server = LocalLockServer.named(getClass().getSimpleName() + "-" + UUID.randomUUID());
 
     /** The store the provider runs on; unchanged unless a mutant overrides it. */
-    LockStore decorate(LockStore store) {
+    <H> LockStore<H> decorate(LockStore<H> store) {
         return store;
     }
 

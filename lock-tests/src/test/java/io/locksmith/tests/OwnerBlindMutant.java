@@ -11,13 +11,15 @@ import org.junit.jupiter.api.Tag;
 class OwnerBlindMutant extends LocalMutantContract {
 
     @Override
-    LockStore decorate(LockStore store) {
-        return new BrokenExclusionMutant.ForwardingStore(store) {
+    <H> LockStore<H> decorate(LockStore<H> store) {
+        return new BrokenExclusionMutant.ForwardingStore<>(store) {
             @Override
-            public boolean release(String name, String owner) {
+            public boolean release(H hold) {
+                String name = name(hold);
+                String owner = owner(hold);
                 String client = owner.substring(0, owner.indexOf('.') + 1);
                 String holder = delegate.inspect(name).owner().orElse(owner);
-                return delegate.release(name, holder.startsWith(client) ? holder : owner);
+                return delegate.release(holder.startsWith(client) ? delegate.newHold(name, holder) : hold);
             }
         };
     }

@@ -128,7 +128,7 @@ public final class ZooKeeperLockProviders {
         SuspendedPolicy policy = uri.suspendedPolicy() == null ? SuspendedPolicy.LOST_AFTER_SESSION_TIMEOUT
                 : uri.suspendedPolicy();
         ZooKeeperLockStore store = new ZooKeeperLockStore(client, true, uri.address(), namespace, acl, policy,
-                options.operationTimeout(), options.timeSource());
+                options.operationTimeout());
         return LockStores.newProvider(store, options);
     }
 
@@ -190,7 +190,7 @@ public final class ZooKeeperLockProviders {
             String address = "zookeeper://" + client.getZookeeperClient().getCurrentConnectionString()
                     + (chroot == null || chroot.isEmpty() ? "" : "/" + chroot);
             ZooKeeperLockStore store = new ZooKeeperLockStore(client, false, address, options.namespace(), acl,
-                    suspendedPolicy, options.operationTimeout(), options.timeSource());
+                    suspendedPolicy, options.operationTimeout());
             return LockStores.newProvider(store, options);
         }
     }

@@ -2,10 +2,11 @@ package io.locksmith.zookeeper;
 
 import io.locksmith.LockBackendException;
 import io.locksmith.LockInfo;
-import io.locksmith.TimeSource;
 import io.locksmith.spi.Acquisition;
 import io.locksmith.spi.LockStore;
+import io.locksmith.spi.RenewResult;
 import io.locksmith.spi.StoreEvents;
+import io.locksmith.zookeeper.ZooKeeperHold.Node;
 import io.locksmith.zookeeper.ZooKeeperLockProviders.SuspendedPolicy;
 import java.time.Duration;
 import java.time.Instant;
@@ -13,22 +14,14 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArraySet;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Consumer;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.api.BackgroundCallback;
 import org.apache.curator.framework.api.CuratorEvent;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.curator.framework.api.transaction.CuratorTransactionResult;
@@ -39,61 +32,58 @@ import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.Op;
 import org.apache.zookeeper.OpResult;
-import org.apache.zookeeper.WatchedEvent;
-import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.data.ACL;
 import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The ZooKeeper {@link LockStore}: one ephemeral-sequential node per provider and lock under the lock's
- * container parent; the node with the lowest sequence number holds the lock, every other node waits for its
- * predecessor.
+ * The ZooKeeper {@link LockStore}: one ephemeral-sequential node per acquisition run under the lock's container
+ * parent; the node with the lowest sequence number holds the lock, every other node waits for its predecessor.
+ * A run's node travels with its {@link ZooKeeperHold}, so nothing is looked up by name.
  *
- * <p><b>Acquire.</b> The first attempt creates the provider's node (protected, so that a connection loss during the
+ * <p><b>Acquire.</b> The first attempt of a run creates its node (protected, so that a connection loss during the
  * create leaves no unknown node behind) and lists the parent's children: create + getChildren, the same two requests
  * as Curator's {@code InterProcessMutex}, but the listing is sent right behind the create, so the caller waits for
  * one round trip instead of two (see {@code createAndList}). The create answers with the node's {@link Stat}, whose
  * creation zxid is the fencing token: zxids grow with every write to the ensemble, so a later holder's node always
  * has a larger one, even after the container parent was reaped and recreated and sequence numbers started again from
- * zero. If the node is not the lowest, the store watches only its predecessor (no herd) and answers busy; the next
- * attempt lists the children again with the node it already has, so the provider keeps its place in the queue. An
- * attempt with a zero wait is the caller's last: a node that is not the lowest is deleted at once. A node's name
- * carries the owner id of the acquisition run that created it ({@code <clientId>.<number>}, see {@link LockPaths}),
- * so each run knows its own node, and a provider recognises and deletes its nodes that no run of it uses any more:
- * left over from a create whose answer never arrived, or from a release whose answer was lost.
+ * zero. If the node is not the lowest and the caller will wait, the same call watches only the node's predecessor
+ * (no herd), whose watch runs the attempt's wake-up, and answers {@link Acquisition#watched}; the run's next attempt
+ * lists the children again with the node it already has, so the run keeps its place in the queue. Every busy answer
+ * to a caller that waits is watched, so the store needs no {@code subscribe}: a release or a forced release reaches
+ * the waiter behind through its watch, and a lost session through the store's set of runs (below). An attempt whose
+ * caller will not wait deletes a node that is not the lowest at once. A node's name carries the owner id of the run
+ * that created it ({@code <clientId>.<number>}, see {@link LockPaths}), so a provider recognises and deletes its
+ * nodes that no run of it uses any more: left over from a create whose answer never arrived, or from a hold whose
+ * delete has not landed yet (the machinery starts a run for a name only once no other run of it holds or attempts
+ * the name).
  *
- * <p><b>State machine of a node</b> (transitions under the node's monitor): WAITING → HELD when it is the lowest;
- * WAITING → ABANDONED when its waiter gives up, through {@link #abandon} or when the machinery closes the name's
- * subscription, which it does once no thread of the provider waits for the name any more (the node is deleted
- * before the waiter's call returns); HELD → RELEASING → gone; HELD → DROPPED when a lease ends or the session is
- * given up (the node is deleted in the background). A node whose delete did not get an answer stays RELEASING
- * and is never held again: its delete may have been applied and the lock taken by another client since. The
- * machinery treats such a release as ended for the thread and retries {@code release} with the same owner id; the
- * store keeps deleting the node in the background meanwhile, and a retried release deletes it once more and
- * answers, or answers false at once once a delete has been confirmed. A node that is still there when the machinery
- * starts a new acquisition run for its name belongs to a run the machinery has ended: it is deleted, and the new
- * run creates a node of its own with a new token.
+ * <p><b>Release.</b> A hold's node is deleted with Curator's guaranteed delete. A delete that got no answer may have
+ * been applied and the lock taken by another client since: the hold stays RELEASING and is never held again (see
+ * {@link ZooKeeperHold}). The machinery then retries {@code release} with the same hold; the store keeps deleting
+ * the node in the background meanwhile, and a retried release deletes it once more and answers, or answers false at
+ * once once a delete has been confirmed.
  *
- * <p><b>Leases.</b> ZooKeeper has none: a node lives until it is deleted or its session ends. So that a hold
- * still ends with its lease, as the contract wants for {@code tryLock(wait, lease)} and for renewals that keep
- * failing, the store deletes a held node once its lease has run out without a renewal, measured with the
- * provider's time source; this can only happen after the machinery itself stopped considering the hold valid.
- * Renewal checks that the nodes still exist, in one read-only multi request per batch (a transaction of check
- * ops on servers older than 3.6).
+ * <p><b>Leases.</b> ZooKeeper has none: a node lives until it is deleted or its session ends. The machinery's lease
+ * clock ends a hold whose lease ran out unrenewed and calls {@link #leaseEnded}, which deletes its node in the
+ * background. Renewal checks that the nodes still exist, in one read-only multi request per batch (a transaction of
+ * check ops on servers older than 3.6).
  *
  * <p><b>Session.</b> LOST (the session expired, or Curator gave up on it) means every node is gone or going: every
- * hold is reported lost. SUSPENDED follows the {@link SuspendedPolicy}, and so does READ_ONLY: a member that lost
- * the quorum answers reads but cannot vouch for the session, which the quorum may have expired meanwhile, so a
- * read-only connection counts as suspended until a member of the quorum takes the client back (it neither starts
- * a new suspension period nor ends one). Holds given up while the session may still be alive are deleted in the
- * background (Curator's guaranteed delete), so that they do not block others.
+ * hold is reported lost, and waiting runs look again with a new node. SUSPENDED follows the {@link SuspendedPolicy},
+ * and so does READ_ONLY: a member that lost the quorum answers reads but cannot vouch for the session, which the
+ * quorum may have expired meanwhile, so a read-only connection counts as suspended until a member of the quorum
+ * takes the client back (it neither starts a new suspension period nor ends one). Holds given up while the session
+ * may still be alive are deleted in the background (Curator's guaranteed delete), so that they do not block others.
+ * Session events concern every node of the session, so the store keeps the set of runs that have a node, and
+ * nothing else about them.
  *
  * <p>Every call waits for Curator in the background and at most the operation timeout, then fails with
- * {@link LockBackendException}; an interrupt ends the wait at once the same way, with the interrupt flag left set.
+ * {@link LockBackendException}; an interrupt ends the wait at once the same way, with the interrupt flag left set
+ * (see {@link CuratorCalls}).
  */
-final class ZooKeeperLockStore implements LockStore {
+final class ZooKeeperLockStore implements LockStore<ZooKeeperHold> {
 
     private static final Logger log = LoggerFactory.getLogger(ZooKeeperLockStore.class);
     private static final byte[] NO_DATA = new byte[0];
@@ -105,31 +95,18 @@ final class ZooKeeperLockStore implements LockStore {
     private final List<ACL> acl;
     private final SuspendedPolicy suspendedPolicy;
     private final long timeoutNanos;
-    private final TimeSource time;
-    private final ConcurrentHashMap<String, Node> nodes = new ConcurrentHashMap<>();
-    private final ConcurrentHashMap<String, Set<Runnable>> subscribers = new ConcurrentHashMap<>();
     /**
-     * Nodes given up whose delete has not been confirmed yet: sent again whenever the client reconnects, and
-     * every operation timeout while any is left (a sweep that runs only then).
+     * The runs that have a node (WAITING or HELD), by identity: what a session event acts on. Nothing is looked up
+     * in it; a run leaves it when it gives its node up.
      */
-    private final Set<String> pendingDeletes = ConcurrentHashMap.newKeySet();
-    /**
-     * The node of each hold whose release got no answer, by name and owner id, until a delete of it is confirmed:
-     * what a retried {@link #release} deletes again.
-     */
-    private final ConcurrentHashMap<HoldKey, String> unconfirmedReleases = new ConcurrentHashMap<>();
-    private final AtomicBoolean sweepPlanned = new AtomicBoolean();
-    private final ScheduledThreadPoolExecutor timers;
+    private final Set<ZooKeeperHold> withNodes = ConcurrentHashMap.newKeySet();
+    /** Curator calls waited for within the operation timeout, and deletes retried in the background. */
+    private final CuratorCalls calls;
     private final ConnectionStateListener connectionListener = this::connectionChanged;
     private final AtomicBoolean closed = new AtomicBoolean();
-    private volatile StoreEvents events;
+    private volatile StoreEvents<ZooKeeperHold> events;
     /** Whether the server takes read-only multi requests; cleared on the first one it refuses. */
     private volatile boolean multiRead = true;
-    private final Object expiryLock = new Object();
-    /** The planned look at the held nodes' leases, guarded by {@link #expiryLock}; null if none is planned. */
-    private ScheduledFuture<?> expiryCheck;
-    /** When (time source nanos) {@link #expiryCheck} comes, guarded by {@link #expiryLock}. */
-    private long nextExpiryCheck;
     /** Counts SUSPENDED periods, so that a timer knows whether the period it was set for has ended. */
     private long suspendedEpoch;
     /** Whether a SUSPENDED period is going on (entered by SUSPENDED or READ_ONLY), guarded by this. */
@@ -137,7 +114,7 @@ final class ZooKeeperLockStore implements LockStore {
     private ScheduledFuture<?> suspendedTimer;
 
     ZooKeeperLockStore(CuratorFramework client, boolean ownsClient, String address, String namespace, List<ACL> acl,
-            SuspendedPolicy suspendedPolicy, Duration operationTimeout, TimeSource time) {
+            SuspendedPolicy suspendedPolicy, Duration operationTimeout) {
         this.client = client;
         this.ownsClient = ownsClient;
         this.address = address;
@@ -145,13 +122,7 @@ final class ZooKeeperLockStore implements LockStore {
         this.acl = acl;
         this.suspendedPolicy = suspendedPolicy;
         this.timeoutNanos = operationTimeout.toNanos();
-        this.time = time;
-        this.timers = new ScheduledThreadPoolExecutor(1, r -> {
-            Thread t = new Thread(r, "locksmith-zookeeper-timer");
-            t.setDaemon(true);
-            return t;
-        });
-        timers.setRemoveOnCancelPolicy(true);
+        this.calls = new CuratorCalls(client, address, operationTimeout);
     }
 
     @Override
@@ -160,112 +131,109 @@ final class ZooKeeperLockStore implements LockStore {
     }
 
     @Override
-    public void start(StoreEvents storeEvents) {
+    public void start(StoreEvents<ZooKeeperHold> storeEvents) {
         this.events = storeEvents;
         client.getConnectionStateListenable().addListener(connectionListener);
+    }
+
+    @Override
+    public ZooKeeperHold newHold(String name, String owner) {
+        return new ZooKeeperHold(name, owner, paths.parent(name));
     }
 
     // ---------------------------------------------------------------- acquire
 
     @Override
-    public Acquisition tryAcquire(String name, String owner, Duration lease, Duration wait) {
+    public Acquisition tryAcquire(ZooKeeperHold hold, Duration lease, Duration wait, Runnable wakeUp) {
         checkOpen();
         long deadline = System.nanoTime() + timeoutNanos;
-        String parent = paths.parent(name);
-        Node node = nodes.get(name);
-        if (node != null && LockPaths.isLaterRun(node.owner, owner)) {
-            // A late call of a run the machinery has given up: it must not touch the newer run's node, nor leave one.
+        boolean waits = wakeUp != null && !wait.isZero();
+        if (hold.isPastAttempts()) {
+            // A late call of a run the machinery has given up (and released): it must not leave a node behind.
             return Acquisition.busy();
         }
-        if (node != null && (!node.isWaiting() || !node.owner.equals(owner))) {
-            // The node of an earlier acquisition run the machinery has ended (it starts a run for a name only once no
-            // other run of it holds or attempts the name): that node must go, and a new hold needs a new node so that
-            // its token is larger.
-            node.drop();
-            node.abandon();
-            forget(node);
-            deleteWithin(node, deadline, "delete the node of an ended hold");
-            node = null;
-        }
+        hold.wakeUpWith(wakeUp);
+        String parent = hold.parent;
+        Node node = hold.attemptNode();
         try {
-            checkNotInterrupted("acquire lock '" + name + "'");
-            boolean fresh;
+            calls.checkNotInterrupted("acquire lock '" + hold.name + "'");
             while (true) {
+                boolean fresh;
                 List<String> children;
                 if (node == null) {
-                    checkNotInterrupted("create a lock node under " + parent);
-                    CreatedAndListed first = createAndList(name, owner, parent, deadline);
+                    calls.checkNotInterrupted("create a lock node under " + parent);
+                    CreatedAndListed first = createAndList(hold, deadline);
                     node = first.node();
                     fresh = true;
                     // A listing sent behind the create shows the node, unless Curator had to create the parent
                     // first (the listing then ran before the node existed): list again.
-                    children = first.children() != null && first.children().contains(node.child)
+                    children = first.children() != null && first.children().contains(node.child())
                             ? first.children() : children(parent, deadline);
                 } else {
                     fresh = false;
                     children = children(parent, deadline);
                 }
-                if (!children.contains(node.child)) {
-                    // Gone with an expired session, deleted by an operator, or abandoned meanwhile.
-                    forget(node);
-                    if (fresh && node.abandon()) {
-                        throw failure("the lock node " + node.path + " vanished right after it was created "
-                                + "(session expired?)", null);
+                if (!children.contains(node.child())) {
+                    // Gone with an expired session, or deleted by an operator.
+                    if (hold.giveUp(node)) {
+                        withNodes.remove(hold);
+                        if (fresh) {
+                            throw calls.failure("the lock node " + node.path() + " vanished right after it was "
+                                    + "created (session expired?)", null);
+                        }
                     }
                     node = null;
                     continue;
                 }
                 List<String> queue = new ArrayList<>(children.size());
                 for (String child : children) {
-                    if (!child.equals(node.child) && LockPaths.isOfClient(child, owner)
-                            && !LockPaths.isLaterRun(LockPaths.owner(child), owner)) {
+                    if (!child.equals(node.child()) && LockPaths.isOfClient(child, hold.owner)
+                            && !LockPaths.isLaterRun(LockPaths.owner(child), hold.owner)) {
                         // This provider's but not this run's node: a create whose answer never arrived, or the node
                         // of an ended run whose delete has not landed yet. No other run of this provider holds or
                         // waits for the name now, so it must not keep a place.
-                        deleteWithin(parent + "/" + child, deadline, "delete a stray node of this provider");
+                        calls.deleteWithin(parent + "/" + child, deadline, "delete a stray node of this provider");
                     } else {
                         queue.add(child);
                     }
                 }
                 queue.sort(LockPaths.BY_SEQUENCE);
-                int index = queue.indexOf(node.child);
+                int index = queue.indexOf(node.child());
                 if (index == 0) {
-                    if (node.acquire(lease)) {
-                        scheduleExpiry(node);
-                        return Acquisition.acquired(node.czxid);
+                    if (hold.acquire(node)) {
+                        return Acquisition.acquired(node.czxid());
                     }
-                    node = null; // abandoned meanwhile: start over with a new node
+                    checkOpen();
+                    if (hold.isPastAttempts()) {
+                        return Acquisition.busy(); // released meanwhile by the machinery: a late call
+                    }
+                    node = hold.attemptNode(); // given up meanwhile (session lost): start over with a new node
                     continue;
                 }
-                if (wait.isZero()) {
-                    // One attempt only: nobody will wait on this node, so it must not keep a place in the queue.
-                    forget(node);
-                    if (node.abandon()) {
-                        deleteWithin(node, deadline, "delete the node of a failed attempt");
+                if (!waits) {
+                    // Nobody will wait on this node, so it must not keep a place in the queue.
+                    if (hold.giveUp(node)) {
+                        withNodes.remove(hold);
+                        calls.deleteWithin(node.path(), deadline, "delete the node of a failed attempt");
                     }
                     return Acquisition.busy();
                 }
-                if (!subscribers.containsKey(name)) {
-                    // The machinery subscribes after this answer and asks again at once; the watch is set then.
-                    return Acquisition.busy();
-                }
-                if (watch(parent + "/" + queue.get(index - 1), node, deadline)) {
-                    return Acquisition.busy();
+                if (watch(parent + "/" + queue.get(index - 1), hold, deadline)) {
+                    return Acquisition.watched(null);
                 }
                 // The predecessor went away between the listing and the watch: look again.
             }
         } catch (RuntimeException e) {
-            if (node != null) {
-                forget(node);
-                if (node.abandon()) {
-                    if (Thread.currentThread().isInterrupted() && client.getZookeeperClient().isConnected()) {
-                        // Interrupted, the store is fine: undo the attempt before the caller hears of the interrupt,
-                        // so that nothing of it keeps another client from the lock (the node may be the lowest).
-                        deleteIgnoringInterrupt(node.path, "delete the node of an interrupted attempt");
-                    } else {
-                        // The store is failing: do not make the caller wait another timeout.
-                        discard(node.path);
-                    }
+            Node given = hold.giveUpWaiting();
+            if (given != null) {
+                withNodes.remove(hold);
+                if (Thread.currentThread().isInterrupted() && calls.isConnected()) {
+                    // Interrupted, the store is fine: undo the attempt before the caller hears of the interrupt,
+                    // so that nothing of it keeps another client from the lock (the node may be the lowest).
+                    calls.deleteIgnoringInterrupt(given.path(), "delete the node of an interrupted attempt");
+                } else {
+                    // The store is failing: do not make the caller wait another timeout.
+                    calls.discard(given.path());
                 }
             }
             throw e;
@@ -277,28 +245,30 @@ final class ZooKeeperLockStore implements LockStore {
     }
 
     /**
-     * Creates a node and lists the parent's children without waiting for the create's answer in between: a
-     * session's requests are answered in the order they were sent, so the listing sees the new node, and the
-     * two requests cost one round trip of waiting instead of two. The listing's answer is null if it could not
+     * Creates {@code hold}'s node and lists the parent's children without waiting for the create's answer in
+     * between: a session's requests are answered in the order they were sent, so the listing sees the new node, and
+     * the two requests cost one round trip of waiting instead of two. The listing's answer is null if it could not
      * be sent or did not succeed (the parent did not exist yet, for instance); the caller lists again then.
      */
-    private CreatedAndListed createAndList(String name, String owner, String parent, long deadline) {
-        CompletableFuture<CuratorEvent> created = startCreate(name, owner);
+    private CreatedAndListed createAndList(ZooKeeperHold hold, long deadline) {
+        String parent = hold.parent;
+        CompletableFuture<CuratorEvent> created = startCreate(hold);
         CompletableFuture<CuratorEvent> listed;
         try {
-            listed = launch(callback -> client.getChildren().inBackground(callback).forPath(parent), null);
+            listed = CuratorCalls.launch(callback -> client.getChildren().inBackground(callback).forPath(parent),
+                    null);
         } catch (Exception e) {
             listed = null;
         }
         // A node whose create is unanswered may exist and be the lowest already: an interrupt does not end this
         // wait while the client is connected, so that the node is known and can be deleted before the caller returns.
-        Node node = created(name, owner, awaitAnswer(created, "create a lock node under " + parent, deadline, true),
+        Node node = created(hold, calls.awaitAnswer(created, "create a lock node under " + parent, deadline, true),
                 deadline);
         if (listed == null) {
             return new CreatedAndListed(node, null);
         }
         try {
-            CuratorEvent listing = awaitAnswer(listed, "list the lock nodes of " + parent, deadline);
+            CuratorEvent listing = calls.awaitAnswer(listed, "list the lock nodes of " + parent, deadline);
             boolean ok = listing.getResultCode() == KeeperException.Code.OK.intValue();
             return new CreatedAndListed(node, ok ? listing.getChildren() : null);
         } catch (LockBackendException e) {
@@ -307,10 +277,10 @@ final class ZooKeeperLockStore implements LockStore {
         }
     }
 
-    private CompletableFuture<CuratorEvent> startCreate(String name, String owner) {
-        String prefix = paths.nodePrefix(name, owner);
+    private CompletableFuture<CuratorEvent> startCreate(ZooKeeperHold hold) {
+        String prefix = paths.nodePrefix(hold.name, hold.owner);
         try {
-            return launch(callback -> {
+            return CuratorCalls.launch(callback -> {
                 var builder = client.create().creatingParentContainersIfNeeded().withProtection()
                         .withMode(CreateMode.EPHEMERAL_SEQUENTIAL);
                 if (acl != null) {
@@ -320,22 +290,29 @@ final class ZooKeeperLockStore implements LockStore {
                 }
             }, late -> {
                 if (late.getResultCode() == KeeperException.Code.OK.intValue()) {
-                    discard(late.getName());
+                    calls.discard(late.getName());
                 }
             });
         } catch (Exception e) {
-            throw failure("could not create a lock node under " + paths.parent(name), e);
+            throw calls.failure("could not create a lock node under " + hold.parent, e);
         }
     }
 
-    private Node created(String name, String owner, CuratorEvent event, long deadline) {
-        check(event, "create a lock node under " + paths.parent(name));
+    private Node created(ZooKeeperHold hold, CuratorEvent event, long deadline) {
+        calls.check(event, "create a lock node under " + hold.parent);
         Stat stat = event.getStat();
         if (stat == null) {
             stat = statOfFound(event.getName(), deadline);
         }
-        Node node = new Node(name, owner, event.getName(), stat.getCzxid());
-        nodes.put(name, node);
+        Node node = Node.of(event.getName(), stat.getCzxid());
+        withNodes.add(hold);
+        if (!hold.created(node)) {
+            withNodes.remove(hold);
+            calls.discard(node.path());
+            checkOpen();
+            throw calls.failure("the acquisition run " + hold.owner + " ended while its lock node was created",
+                    null);
+        }
         return node;
     }
 
@@ -348,255 +325,256 @@ final class ZooKeeperLockStore implements LockStore {
     private Stat statOfFound(String path, long deadline) {
         CuratorEvent found;
         try {
-            found = await("read the lock node " + path + " found after a connection loss", deadline,
+            found = calls.await("read the lock node " + path + " found after a connection loss", deadline,
                     callback -> client.checkExists().inBackground(callback).forPath(path), null);
         } catch (RuntimeException e) {
-            discard(path);
+            calls.discard(path);
             throw e;
         }
         if (found.getResultCode() != KeeperException.Code.OK.intValue() || found.getStat() == null) {
-            discard(path);
-            throw failure("the lock node " + path + ", found after a connection loss, could not be read: "
+            calls.discard(path);
+            throw calls.failure("the lock node " + path + ", found after a connection loss, could not be read: "
                     + KeeperException.Code.get(found.getResultCode()), null);
         }
         return found.getStat();
     }
 
     private List<String> children(String parent, long deadline) {
-        CuratorEvent event = await("list the lock nodes of " + parent, deadline,
+        CuratorEvent event = calls.await("list the lock nodes of " + parent, deadline,
                 callback -> client.getChildren().inBackground(callback).forPath(parent), null);
         if (event.getResultCode() == KeeperException.Code.NONODE.intValue()) {
             return List.of();
         }
-        check(event, "list the lock nodes of " + parent);
+        calls.check(event, "list the lock nodes of " + parent);
         return event.getChildren();
     }
 
-    /** Watches {@code predecessor} for {@code node}'s waiters; false if it no longer exists. */
-    private boolean watch(String predecessor, Node node, long deadline) {
+    /** Watches {@code predecessor} for {@code hold}'s waiter; false if it no longer exists. */
+    private boolean watch(String predecessor, ZooKeeperHold hold, long deadline) {
         // getData() instead of exists(): exists() on a node that is already gone would leave a watch behind.
-        CuratorEvent event = await("watch " + predecessor, deadline,
-                callback -> client.getData().usingWatcher(node.watcher).inBackground(callback).forPath(predecessor),
+        CuratorEvent event = calls.await("watch " + predecessor, deadline,
+                callback -> client.getData().usingWatcher(hold.watcher).inBackground(callback).forPath(predecessor),
                 null);
         if (event.getResultCode() == KeeperException.Code.NONODE.intValue()) {
             return false;
         }
-        check(event, "watch " + predecessor);
+        calls.check(event, "watch " + predecessor);
         return true;
     }
 
-    // ---------------------------------------------------------------- release, abandon
+    // ---------------------------------------------------------------- release, abandon, leaseEnded
 
     @Override
-    public boolean release(String name, String owner) {
+    public boolean release(ZooKeeperHold hold) {
         checkOpen();
         long deadline = System.nanoTime() + timeoutNanos;
-        Node node = nodes.get(name);
-        if (node != null && node.owner.equals(owner) && node.abandon()) {
-            // a waiting node of an attempt whose outcome the machinery did not learn: it held nothing
-            forget(node);
-            deleteWithin(node, deadline, "delete the node of a failed attempt");
-            return false;
+        switch (hold.state()) {
+            case NEW, WAITING -> {
+                // an attempt whose outcome the machinery did not learn: it held nothing
+                Node waiting = hold.abandon();
+                if (waiting != null) {
+                    withNodes.remove(hold);
+                    calls.deleteWithin(waiting.path(), deadline, "delete the node of a failed attempt");
+                }
+                return false;
+            }
+            case RELEASING -> {
+                return releaseAgain(hold, deadline);
+            }
+            default -> {
+                Node held = hold.startRelease();
+                if (held == null) {
+                    return false; // deleted for good already: its lease ended, or the session was given up
+                }
+                withNodes.remove(hold);
+                return delete(hold, held.path(), deadline);
+            }
         }
-        if (node == null || !node.owner.equals(owner) || !node.startRelease()) {
-            return releaseAgain(name, owner, deadline);
-        }
+    }
+
+    /** Deletes a held node for its release; see the class comment for a delete that gets no answer. */
+    private boolean delete(ZooKeeperHold hold, String path, long deadline) {
         // Guaranteed: should the answer get lost, Curator keeps deleting in the background until it succeeds.
-        String what = "delete " + node.path;
+        String what = "delete " + path;
         boolean answered = false;
         try {
-            CuratorEvent event = await(what, deadline,
-                    callback -> client.delete().guaranteed().inBackground(callback).forPath(node.path),
-                    late -> deleteAnswered(node.path, late));
+            CuratorEvent event = calls.await(what, deadline,
+                    callback -> client.delete().guaranteed().inBackground(callback).forPath(path),
+                    late -> calls.deleteAnswered(path, late));
             boolean deleted = event.getResultCode() == KeeperException.Code.OK.intValue();
             if (!deleted && event.getResultCode() != KeeperException.Code.NONODE.intValue()) {
-                check(event, what);
+                calls.check(event, what);
             }
             answered = true;
-            forget(node);
+            hold.released();
             return deleted;
         } finally {
             if (!answered) {
-                // The delete may have been applied and the lock taken by another client since: the node stays
-                // RELEASING, never held again. The store keeps deleting it; a retried release deletes it again.
-                forget(node);
-                unconfirmedReleases.put(new HoldKey(name, owner), node.path);
-                keepDeleting(node.path);
+                // The delete may have been applied and the lock taken by another client since: the hold stays
+                // RELEASING, never held again. The store keeps deleting the node; a retried release deletes it again.
+                calls.keepDeleting(path);
             }
         }
     }
 
     /**
-     * A release of a hold this store no longer counts as held by {@code owner}: if an earlier release of it got no
-     * answer and no delete of its node has been confirmed since, the node is deleted again, and the answer tells
-     * whether this call deleted it; otherwise nothing is left to do (false).
+     * A retried release of a hold whose delete got no answer: if no delete of its node has been confirmed since,
+     * the node is deleted again, and the answer tells whether this call deleted it; otherwise nothing is left to
+     * do (false).
      */
-    private boolean releaseAgain(String name, String owner, long deadline) {
-        String path = unconfirmedReleases.get(new HoldKey(name, owner));
-        if (path == null) {
+    private boolean releaseAgain(ZooKeeperHold hold, long deadline) {
+        Node node = hold.releasing();
+        if (node == null) {
+            return false;
+        }
+        String path = node.path();
+        if (!calls.isPendingDelete(path)) {
+            hold.released();
             return false;
         }
         String what = "delete " + path + " again (an earlier delete got no answer)";
-        CuratorEvent event = await(what, deadline, callback -> client.delete().inBackground(callback).forPath(path),
-                late -> deleteAnswered(path, late));
+        CuratorEvent event = calls.await(what, deadline,
+                callback -> client.delete().inBackground(callback).forPath(path),
+                late -> calls.deleteAnswered(path, late));
         int rc = event.getResultCode();
         if (rc != KeeperException.Code.OK.intValue() && rc != KeeperException.Code.NONODE.intValue()) {
-            check(event, what);
+            calls.check(event, what);
         }
-        deleted(path);
+        calls.deleted(path);
+        hold.released();
         return rc == KeeperException.Code.OK.intValue();
     }
 
     @Override
-    public void abandon(String name, String owner) {
-        Node node = nodes.get(name);
-        // owner null: the machinery's subscription for the name was closed, whichever run's node waits
-        if (node != null && (owner == null || node.owner.equals(owner)) && node.abandon()) {
-            forget(node);
-            if (closed.get() || !client.getZookeeperClient().isConnected()) {
-                discard(node.path);
-            } else {
-                // Synchronously, so that the place is free by the time the caller's failure is seen.
-                deleteWithin(node, System.nanoTime() + timeoutNanos, "delete the node of an abandoned wait");
-            }
+    public void abandon(ZooKeeperHold hold) {
+        Node waiting = hold.abandon();
+        if (waiting == null) {
+            return;
+        }
+        withNodes.remove(hold);
+        if (closed.get() || !calls.isConnected()) {
+            calls.discard(waiting.path());
+        } else {
+            // Synchronously, so that the place is free by the time the caller's failure is seen.
+            calls.deleteWithin(waiting.path(), calls.deadline(), "delete the node of an abandoned wait");
         }
     }
 
+    /** A held node outlives the machinery's lease unless it is deleted: in the background, so as not to block. */
     @Override
-    public Subscription subscribe(String name, Runnable onRelease) {
-        checkOpen();
-        // add inside compute: a concurrent last unsubscribe drops the set, and must not take this one with it
-        subscribers.compute(name, (n, set) -> {
-            Set<Runnable> listeners = set != null ? set : new CopyOnWriteArraySet<>();
-            listeners.add(onRelease);
-            return listeners;
-        });
-        return () -> {
-            boolean last = removeSubscriber(name, onRelease);
-            if (last) {
-                // The machinery drops its subscription when no thread of the provider waits for the name any
-                // more, having acquired or given up: a node still waiting then has nobody behind it.
-                abandon(name, null);
-            }
-        };
-    }
-
-    private boolean removeSubscriber(String name, Runnable onRelease) {
-        boolean[] last = {false};
-        subscribers.computeIfPresent(name, (key, set) -> {
-            set.remove(onRelease);
-            last[0] = set.isEmpty();
-            return set.isEmpty() ? null : set;
-        });
-        return last[0];
-    }
-
-    private void wake(String name) {
-        Set<Runnable> waiting = subscribers.get(name);
-        if (waiting != null) {
-            waiting.forEach(Runnable::run);
+    public void leaseEnded(ZooKeeperHold hold) {
+        Node held = hold.drop();
+        if (held != null) {
+            withNodes.remove(hold);
+            log.debug("Lock '{}' on {}: lease ended, deleting {}", hold.name, address, held.path());
+            calls.discard(held.path());
         }
-    }
-
-    private void wakeAll() {
-        subscribers.values().forEach(set -> set.forEach(Runnable::run));
     }
 
     // ---------------------------------------------------------------- renew, isLocked
 
     @Override
-    public Set<String> renew(Map<String, String> holds, Duration lease) {
+    public RenewResult<ZooKeeperHold> renew(List<ZooKeeperHold> holds, Duration lease) {
         checkOpen();
         long deadline = System.nanoTime() + timeoutNanos;
-        Set<String> gone = new HashSet<>();
-        List<Node> pending = new ArrayList<>(holds.size());
-        for (Map.Entry<String, String> hold : holds.entrySet()) {
-            String name = hold.getKey();
-            Node node = nodes.get(name);
-            if (node == null || !node.owner.equals(hold.getValue()) || node.isWaiting()) {
-                gone.add(name);
+        Set<ZooKeeperHold> gone = new HashSet<>();
+        List<ZooKeeperHold> held = new ArrayList<>(holds.size());
+        List<String> nodePaths = new ArrayList<>(holds.size());
+        for (ZooKeeperHold hold : holds) {
+            // not held: released, being released (the machinery lets the release's answer decide), or dropped
+            Node node = hold.heldNode();
+            if (node == null) {
+                gone.add(hold);
             } else {
-                pending.add(node);
+                held.add(hold);
+                nodePaths.add(node.path());
             }
         }
-        long renewedAt = time.nanoTime();
-        List<Node> missing = multiRead ? missingByMultiRead(pending, deadline) : missingByChecks(pending, deadline);
-        for (Node node : missing) {
-            pending.remove(node);
-            if (node.isGoneFor(nodes)) {
-                forget(node);
-                gone.add(node.name);
+        if (!held.isEmpty()) {
+            List<Integer> missing = multiRead ? missingByMultiRead(nodePaths, deadline)
+                    : missingByChecks(nodePaths, deadline);
+            for (int index : missing) {
+                ZooKeeperHold hold = held.get(index);
+                // a hold whose release started meanwhile is not lost: its release finds the node missing, and says so
+                if (hold.drop() != null) {
+                    withNodes.remove(hold);
+                    gone.add(hold);
+                }
             }
         }
-        for (Node node : pending) {
-            node.extendLease(renewedAt + lease.toNanos());
-        }
-        return gone;
+        return RenewResult.gone(gone);
     }
 
     /**
-     * The nodes that no longer exist, in one read-only multi request (ZooKeeper 3.6+): answered by the member the
-     * client is connected to, without a round through the quorum, each read failing or succeeding on its own.
-     * Falls back to {@link #missingByChecks} on a server that does not know read-only multi requests.
+     * The indexes of the paths that no longer exist, in one read-only multi request (ZooKeeper 3.6+): answered by
+     * the member the client is connected to, without a round through the quorum, each read failing or succeeding on
+     * its own. Falls back to {@link #missingByChecks} on a server that does not know read-only multi requests.
      */
-    private List<Node> missingByMultiRead(List<Node> nodes, long deadline) {
-        List<Op> reads = new ArrayList<>(nodes.size());
-        for (Node node : nodes) {
-            reads.add(Op.getData(ZKPaths.fixForNamespace(client.getNamespace(), node.path)));
+    private List<Integer> missingByMultiRead(List<String> paths, long deadline) {
+        List<Op> reads = new ArrayList<>(paths.size());
+        for (String path : paths) {
+            reads.add(Op.getData(ZKPaths.fixForNamespace(client.getNamespace(), path)));
         }
-        String what = "read " + nodes.size() + " held lock node(s)";
+        String what = "read " + paths.size() + " held lock node(s)";
         CompletableFuture<Object[]> answer = new CompletableFuture<>();
         try {
             client.getZookeeperClient().getZooKeeper().multi(reads,
                     (rc, path, ctx, results) -> answer.complete(new Object[] {rc, results}), null);
         } catch (Exception e) {
-            throw failure("could not " + what, e);
+            throw calls.failure("could not " + what, e);
         }
-        Object[] result = awaitAnswer(answer, what, deadline);
+        Object[] result = calls.awaitAnswer(answer, what, deadline);
         int rc = (Integer) result[0];
         if (rc == KeeperException.Code.UNIMPLEMENTED.intValue()) {
             log.info("{} - the server does not support read-only multi requests; checking held locks with "
                     + "check transactions", address);
             multiRead = false;
-            return missingByChecks(nodes, deadline);
+            return missingByChecks(paths, deadline);
         }
         @SuppressWarnings("unchecked")
         List<OpResult> results = (List<OpResult>) result[1];
         // The answer carries the first error as its code, but every read has its own result.
-        if (results == null || results.size() != nodes.size()) {
-            throw failure("could not " + what + ": " + describe(rc), null);
+        if (results == null || results.size() != paths.size()) {
+            throw calls.failure("could not " + what + ": " + calls.describe(rc), null);
         }
-        List<Node> missing = new ArrayList<>();
+        List<Integer> missing = new ArrayList<>();
         for (int i = 0; i < results.size(); i++) {
             if (results.get(i) instanceof OpResult.ErrorResult error) {
                 if (error.getErr() != KeeperException.Code.NONODE.intValue()) {
-                    throw failure("could not " + what + ": " + describe(error.getErr()), null);
+                    throw calls.failure("could not " + what + ": " + calls.describe(error.getErr()), null);
                 }
-                missing.add(nodes.get(i));
+                missing.add(i);
             }
         }
         return missing;
     }
 
-    /** The nodes that no longer exist, by transactions of check ops: one round per missing node, plus one. */
-    private List<Node> missingByChecks(List<Node> nodes, long deadline) {
-        List<Node> pending = new ArrayList<>(nodes);
-        List<Node> missing = new ArrayList<>();
+    /**
+     * The indexes of the paths that no longer exist, by transactions of check ops: one round per missing node,
+     * plus one.
+     */
+    private List<Integer> missingByChecks(List<String> paths, long deadline) {
+        List<Integer> pending = new ArrayList<>(paths.size());
+        for (int i = 0; i < paths.size(); i++) {
+            pending.add(i);
+        }
+        List<Integer> missing = new ArrayList<>();
         // A multi of check ops stops at its first missing node: note that one and check the rest again.
         while (!pending.isEmpty()) {
             List<CuratorOp> checks = new ArrayList<>(pending.size());
-            for (Node node : pending) {
-                checks.add(checkOp(node.path));
+            for (int index : pending) {
+                checks.add(checkOp(paths.get(index)));
             }
-            CuratorEvent event = await("check " + pending.size() + " held lock node(s)", deadline,
+            CuratorEvent event = calls.await("check " + pending.size() + " held lock node(s)", deadline,
                     callback -> client.transaction().inBackground(callback).forOperations(checks), null);
             if (event.getResultCode() == KeeperException.Code.OK.intValue()) {
                 break;
             }
             int index = firstMissing(event);
             if (index < 0) {
-                check(event, "check " + pending.size() + " held lock node(s)");
-                throw failure("checking held lock nodes failed: " + describe(event.getResultCode()), null);
+                calls.check(event, "check " + pending.size() + " held lock node(s)");
+                throw calls.failure("checking held lock nodes failed: " + calls.describe(event.getResultCode()),
+                        null);
             }
             missing.add(pending.remove(index));
         }
@@ -612,7 +590,7 @@ final class ZooKeeperLockStore implements LockStore {
         try {
             return client.transactionOp().check().forPath(path);
         } catch (Exception e) {
-            throw failure("could not prepare a check of " + path, e);
+            throw calls.failure("could not prepare a check of " + path, e);
         }
     }
 
@@ -633,12 +611,12 @@ final class ZooKeeperLockStore implements LockStore {
     public boolean isLocked(String name) {
         checkOpen();
         String parent = paths.parent(name);
-        CuratorEvent event = await("look at " + parent, System.nanoTime() + timeoutNanos,
+        CuratorEvent event = calls.await("look at " + parent, System.nanoTime() + timeoutNanos,
                 callback -> client.checkExists().inBackground(callback).forPath(parent), null);
         if (event.getResultCode() == KeeperException.Code.NONODE.intValue()) {
             return false;
         }
-        check(event, "look at " + parent);
+        calls.check(event, "look at " + parent);
         return event.getStat() != null && event.getStat().getNumChildren() > 0;
     }
 
@@ -646,14 +624,14 @@ final class ZooKeeperLockStore implements LockStore {
 
     /*
      * The holder is the lowest-sequence node under the lock's parent, as every provider's acquire decides. Its name
-     * carries the client id of the provider that created it (see LockPaths), and its Stat the creation time and
-     * the creation zxid, which is the holder's fencing token. A listing gives no Stat of the children, so inspect
-     * costs two round trips: getChildren of the parent, then exists on the lowest node. The creation time is when
-     * the holder joined the queue; if it waited behind others it began to hold later. ZooKeeper keeps nothing of a
-     * lock once its last node is gone (the parent is a container that the server reaps), so a free lock has no last
-     * token. A forced release deletes the lowest node only: the waiters keep their places, and the next one is
-     * woken by its watch on that node like after a release; the holder's provider finds its node missing at its
-     * next renewal or unlock and reports the hold lost.
+     * carries the owner id of the run that created it (see LockPaths), and its Stat the creation time and the
+     * creation zxid, which is the holder's fencing token. A listing gives no Stat of the children, so inspect costs
+     * two round trips: getChildren of the parent, then exists on the lowest node. The creation time is when the
+     * holder joined the queue; if it waited behind others it began to hold later. ZooKeeper keeps nothing of a lock
+     * once its last node is gone (the parent is a container that the server reaps), so a free lock has no last
+     * token, and a node has no lease: only the holder's provider knows one. A forced release deletes the lowest node
+     * only: the waiters keep their places, and the next one is woken by its watch on that node like after a
+     * release; the holder's provider finds its node missing at its next renewal or unlock and reports the hold lost.
      */
 
     @Override
@@ -668,26 +646,17 @@ final class ZooKeeperLockStore implements LockStore {
             }
             String holder = Collections.min(children, LockPaths.BY_SEQUENCE);
             String path = parent + "/" + holder;
-            CuratorEvent event = await("look at the holder's node " + path, deadline,
+            CuratorEvent event = calls.await("look at the holder's node " + path, deadline,
                     callback -> client.checkExists().inBackground(callback).forPath(path), null);
             if (event.getResultCode() == KeeperException.Code.NONODE.intValue() || event.getStat() == null) {
                 continue; // released between the two reads: the next node holds it now, or nobody does
             }
-            check(event, "look at the holder's node " + path);
+            calls.check(event, "look at the holder's node " + path);
             Stat stat = event.getStat();
             String owner = LockPaths.owner(holder);
-            return LockInfo.held(name, owner == null ? holder : owner, Instant.ofEpochMilli(stat.getCtime()),
-                    leaseRemaining(name, holder), stat.getCzxid());
+            return LockInfo.held(name, owner == null ? holder : owner, Instant.ofEpochMilli(stat.getCtime()), null,
+                    stat.getCzxid());
         }
-    }
-
-    /** The lease left of this provider's hold on {@code name} if {@code holder} is its node; null otherwise. */
-    private Duration leaseRemaining(String name, String holder) {
-        Node node = nodes.get(name);
-        if (node == null || !node.child.equals(holder) || !node.isHeld()) {
-            return null;
-        }
-        return Duration.ofNanos(Math.max(0, node.leaseEnd() - time.nanoTime()));
     }
 
     @Override
@@ -702,7 +671,7 @@ final class ZooKeeperLockStore implements LockStore {
         String path = parent + "/" + Collections.min(children, LockPaths.BY_SEQUENCE);
         String what = "delete the holder's node " + path;
         // Not guaranteed: an operator's delete that fails is reported to the operator, not retried behind their back.
-        CuratorEvent event = await(what, deadline,
+        CuratorEvent event = calls.await(what, deadline,
                 callback -> client.delete().inBackground(callback).forPath(path), null);
         int rc = event.getResultCode();
         if (rc == KeeperException.Code.NONODE.intValue()) {
@@ -711,72 +680,12 @@ final class ZooKeeperLockStore implements LockStore {
             return false;
         }
         if (rc == KeeperException.Code.NOAUTH.intValue()) {
-            throw failure("could not " + what + ": NOAUTH - the lock's nodes are protected by a digest ACL and this "
-                    + "provider is not authenticated with its credentials (open it with "
+            throw calls.failure("could not " + what + ": NOAUTH - the lock's nodes are protected by a digest ACL and "
+                    + "this provider is not authenticated with its credentials (open it with "
                     + "zookeeper://user:password@..., or build it on a client authorized with them)", null);
         }
-        check(event, what);
-        wake(name);
+        calls.check(event, what);
         return true;
-    }
-
-    // ---------------------------------------------------------------- leases
-
-    /*
-     * One timer task looks at the held nodes when the earliest lease may end, instead of a task per hold: a
-     * task per acquisition would wake the timer thread at every acquisition (the new task is the earliest), a
-     * thread handoff that costs an uncontended cycle more than a fast round trip on a small machine. A hold
-     * makes sure that a check comes no later than its lease end; the check expires what has ended and plans
-     * the next check for the earliest lease left, so renewed and released holds cost nothing until then.
-     */
-
-    private void scheduleExpiry(Node node) {
-        planExpiryCheck(node.leaseEnd());
-    }
-
-    /** Makes sure that the held nodes are looked at no later than {@code at} (time source nanos). */
-    private void planExpiryCheck(long at) {
-        synchronized (expiryLock) {
-            if (expiryCheck != null && nextExpiryCheck - at <= 0) {
-                return;
-            }
-            if (expiryCheck != null) {
-                expiryCheck.cancel(false);
-            }
-            try {
-                expiryCheck = timers.schedule(this::checkExpiries, Math.max(0, at - time.nanoTime()),
-                        TimeUnit.NANOSECONDS);
-                nextExpiryCheck = at;
-            } catch (RejectedExecutionException closing) {
-                expiryCheck = null; // closing: every node goes with the store
-            }
-        }
-    }
-
-    /** Deletes the held nodes whose lease has ended, and plans the next check for the earliest lease left. */
-    private void checkExpiries() {
-        synchronized (expiryLock) {
-            expiryCheck = null;
-        }
-        long now = time.nanoTime();
-        boolean more = false;
-        long next = 0;
-        for (Node node : nodes.values()) {
-            if (node.expire(now)) {
-                log.debug("Lock '{}' on {}: lease ended without renewal, deleting {}", node.name, address,
-                        node.path);
-                forget(node);
-                discard(node.path);
-            } else if (node.isHeld()) {
-                // renewed meanwhile, or a time source slower than the timer's clock
-                long end = node.leaseEnd();
-                next = more && next - end <= 0 ? next : end;
-                more = true;
-            }
-        }
-        if (more) {
-            planExpiryCheck(next);
-        }
     }
 
     // ---------------------------------------------------------------- session
@@ -791,8 +700,8 @@ final class ZooKeeperLockStore implements LockStore {
             case LOST -> lost();
             case RECONNECTED, CONNECTED -> {
                 endSuspension();
-                retryPendingDeletes();
-                wakeAll();
+                calls.retryPendingDeletes();
+                wakeWaiters();
             }
             default -> { }
         }
@@ -820,7 +729,7 @@ final class ZooKeeperLockStore implements LockStore {
                 suspendedTimer.cancel(false);
             }
             try {
-                suspendedTimer = timers.schedule(() -> {
+                suspendedTimer = calls.schedule(() -> {
                     synchronized (this) {
                         if (epoch != suspendedEpoch || suspendedTimer == null) {
                             return;
@@ -847,33 +756,50 @@ final class ZooKeeperLockStore implements LockStore {
 
     private void lost() {
         endSuspension();
-        // Every node belonged to the lost session: forget the waiting ones too (their waiters create new nodes),
-        // and delete what the server may still keep until it expires the old session.
-        for (Node node : List.copyOf(nodes.values())) {
-            forget(node);
-            if (node.abandon() || node.drop()) {
-                discard(node.path);
+        // Every node belonged to the lost session: waiting runs give theirs up too (they create new ones when they
+        // look again), and what the server may still keep until it expires the old session is deleted.
+        List<ZooKeeperHold> waiting = new ArrayList<>();
+        for (ZooKeeperHold hold : withNodes) {
+            Node node = hold.giveUpWaiting();
+            if (node != null) {
+                waiting.add(hold);
+            } else {
+                node = hold.drop();
+            }
+            withNodes.remove(hold);
+            if (node != null) {
+                calls.discard(node.path());
             }
         }
         reportAllLost("the ZooKeeper session was lost (expired, or unreachable for longer than its timeout)");
-        wakeAll();
+        waiting.forEach(ZooKeeperHold::wake);
     }
 
-    /** Gives up every hold, deleting their nodes in the background; waiting nodes keep their place. */
+    /** Gives up every hold, deleting their nodes in the background; waiting runs keep their place. */
     private void dropHolds(String reason) {
-        for (Node node : List.copyOf(nodes.values())) {
-            if (node.drop()) {
-                forget(node);
-                discard(node.path);
+        for (ZooKeeperHold hold : withNodes) {
+            Node node = hold.drop();
+            if (node != null) {
+                withNodes.remove(hold);
+                calls.discard(node.path());
             }
         }
         reportAllLost(reason);
     }
 
     private void reportAllLost(String reason) {
-        StoreEvents sink = events;
+        StoreEvents<ZooKeeperHold> sink = events;
         if (sink != null && !closed.get()) {
             sink.allHoldsLost(reason);
+        }
+    }
+
+    /** Makes every waiting run look again. */
+    private void wakeWaiters() {
+        for (ZooKeeperHold hold : withNodes) {
+            if (hold.state() == ZooKeeperHold.State.WAITING) {
+                hold.wake();
+            }
         }
     }
 
@@ -886,10 +812,15 @@ final class ZooKeeperLockStore implements LockStore {
         }
         client.getConnectionStateListenable().removeListener(connectionListener);
         endSuspension();
-        timers.shutdownNow();
-        List<Node> left = List.copyOf(nodes.values());
-        nodes.clear();
-        unconfirmedReleases.clear();
+        calls.close(ownsClient);
+        List<Node> left = new ArrayList<>();
+        for (ZooKeeperHold hold : withNodes) {
+            Node node = hold.end();
+            if (node != null) {
+                left.add(node);
+            }
+        }
+        withNodes.clear();
         if (ownsClient) {
             // Closing the session deletes every ephemeral node at once.
             client.close();
@@ -897,374 +828,19 @@ final class ZooKeeperLockStore implements LockStore {
         }
         long deadline = System.nanoTime() + timeoutNanos;
         for (Node node : left) {
-            node.drop();
-            node.abandon();
-            if (client.getZookeeperClient().isConnected() && System.nanoTime() - deadline < 0) {
-                deleteWithin(node.path, deadline, "delete a node left at close");
+            if (calls.isConnected() && System.nanoTime() - deadline < 0) {
+                calls.deleteWithin(node.path(), deadline, "delete a node left at close");
             } else {
-                discard(node.path);
+                calls.discard(node.path());
             }
         }
     }
 
     // ---------------------------------------------------------------- plumbing
 
-    private void forget(Node node) {
-        nodes.remove(node.name, node);
-    }
-
-    private void deleteWithin(Node node, long deadline, String why) {
-        deleteWithin(node.path, deadline, why);
-    }
-
-    /**
-     * Deletes {@code path} waiting until the deadline; if that fails, or the wait is interrupted (the flag stays
-     * set), keeps trying in the background.
-     */
-    private void deleteWithin(String path, long deadline, String why) {
-        try {
-            CuratorEvent event = await(why + ": " + path, deadline,
-                    callback -> client.delete().guaranteed().inBackground(callback).forPath(path),
-                    late -> deleteAnswered(path, late));
-            int rc = event.getResultCode();
-            if (rc != KeeperException.Code.OK.intValue() && rc != KeeperException.Code.NONODE.intValue()) {
-                log.warn("{} - could not {} ({}); retrying in the background", address, why + " " + path,
-                        describe(rc));
-                discard(path);
-            } else {
-                deleted(path);
-            }
-        } catch (LockBackendException e) {
-            keepDeleting(path);
-            if (!Thread.currentThread().isInterrupted()) {
-                log.warn("{} - could not {} in time; the delete goes on in the background: {}", address, why,
-                        e.getMessage());
-            }
-        }
-    }
-
-    /**
-     * Deletes {@code path} in the background. Curator's guaranteed delete keeps trying while the client is
-     * disconnected, but a node of a session that outlived an outage must not depend on that alone (it once
-     * stayed for more than 30 s after the quorum was back, blocking the lock): until a delete is confirmed the
-     * path stays pending, and every reconnection sends its delete again.
-     */
-    private void discard(String path) {
-        if (ownsClient && closed.get()) {
-            return; // the session ends with the client
-        }
-        pendingDeletes.add(path);
-        sendDelete(path);
-        planSweep();
-    }
-
-    /**
-     * Keeps deleting {@code path} in the background, whose delete is on its way but unanswered: it is sent again
-     * on every reconnection and sweep until one is confirmed.
-     */
-    private void keepDeleting(String path) {
-        if (ownsClient && closed.get()) {
-            return;
-        }
-        pendingDeletes.add(path);
-        planSweep();
-    }
-
-    /** {@link #deleteWithin} for one operation timeout, the thread's interrupt flag hidden meanwhile. */
-    private void deleteIgnoringInterrupt(String path, String why) {
-        boolean interrupted = Thread.interrupted();
-        try {
-            deleteWithin(path, System.nanoTime() + timeoutNanos, why);
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
-    }
-
-    /** A delete of {@code path} whose answer came after its caller gave up. */
-    private void deleteAnswered(String path, CuratorEvent late) {
-        int rc = late.getResultCode();
-        if (rc == KeeperException.Code.OK.intValue() || rc == KeeperException.Code.NONODE.intValue()) {
-            deleted(path);
-        }
-    }
-
-    /** A delete of {@code path} is confirmed: nothing is left to send or to do again. */
-    private void deleted(String path) {
-        pendingDeletes.remove(path);
-        unconfirmedReleases.values().remove(path);
-    }
-
-    private void retryPendingDeletes() {
-        for (String path : pendingDeletes) {
-            sendDelete(path);
-        }
-    }
-
-    private void planSweep() {
-        if (sweepPlanned.compareAndSet(false, true)) {
-            try {
-                timers.schedule(this::sweep, timeoutNanos, TimeUnit.NANOSECONDS);
-            } catch (RejectedExecutionException closing) {
-                sweepPlanned.set(false);
-            }
-        }
-    }
-
-    private void sweep() {
-        sweepPlanned.set(false);
-        if (pendingDeletes.isEmpty() || (ownsClient && closed.get())) {
-            return;
-        }
-        if (client.getZookeeperClient().isConnected()) {
-            retryPendingDeletes();
-        }
-        planSweep();
-    }
-
-    private void sendDelete(String path) {
-        try {
-            client.delete().guaranteed().inBackground((c, event) -> {
-                int rc = event.getResultCode();
-                if (rc == KeeperException.Code.OK.intValue() || rc == KeeperException.Code.NONODE.intValue()) {
-                    deleted(path);
-                } else {
-                    log.warn("{} - background delete of {} failed: {}; it is sent again", address, path,
-                            describe(rc));
-                }
-            }).forPath(path);
-        } catch (Exception e) {
-            log.warn("{} - could not start the background delete of {}: {}", address, path, e.toString());
-        }
-    }
-
-    @FunctionalInterface
-    private interface Launch {
-        void start(BackgroundCallback callback) throws Exception;
-    }
-
-    /**
-     * Starts one background operation and waits for its answer until {@code deadline}. An answer that arrives
-     * after the caller gave up goes to {@code late}, if given.
-     *
-     * <p>An interrupt ends the wait at once with {@link LockBackendException}, the interrupt flag left set, like a
-     * timeout: the outcome is unknown, and the machinery ends the acquisition run, so {@code lockInterruptibly()}
-     * throws {@link InterruptedException} while {@code lock()} tries again with a new run. What the attempt leaves
-     * behind is undone before {@code tryAcquire} returns while the client is connected, so that another client can
-     * take the lock as soon as the interrupted caller returns: the attempt's node is deleted (one round trip), and
-     * the answer of a create on its way is waited for first (its node may exist and be the lowest already). While
-     * the client is disconnected nothing can be undone in time: the node is deleted in the background, or when the
-     * create's late answer comes. The machinery hides the flag from releases, so {@code unlock()} still waits for
-     * its answer.
-     */
-    private CuratorEvent await(String what, long deadline, Launch launch, Consumer<CuratorEvent> late) {
-        CompletableFuture<CuratorEvent> answer;
-        try {
-            answer = launch(launch, late);
-        } catch (Exception e) {
-            throw failure("could not " + what, e);
-        }
-        return awaitAnswer(answer, what, deadline);
-    }
-
-    /** Starts one background operation; an answer that arrives after its waiter gave up goes to {@code late}. */
-    private static CompletableFuture<CuratorEvent> launch(Launch launch, Consumer<CuratorEvent> late)
-            throws Exception {
-        CompletableFuture<CuratorEvent> answer = new CompletableFuture<>();
-        launch.start((c, event) -> {
-            if (!answer.complete(event) && late != null) {
-                late.accept(event);
-            }
-        });
-        return answer;
-    }
-
-    /** Waits for {@code answer} until {@code deadline} or an interrupt; see {@link #await}. */
-    private <T> T awaitAnswer(CompletableFuture<T> answer, String what, long deadline) {
-        return awaitAnswer(answer, what, deadline, false);
-    }
-
-    /**
-     * Waits for {@code answer} until {@code deadline} or an interrupt; with {@code finishIfConnected}, an interrupt
-     * ends the wait only if the client is disconnected at that moment (and is kept for the caller otherwise).
-     */
-    private <T> T awaitAnswer(CompletableFuture<T> answer, String what, long deadline, boolean finishIfConnected) {
-        long start = System.nanoTime();
-        boolean deferred = false;
-        try {
-            while (true) {
-                try {
-                    return answer.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-                } catch (InterruptedException e) {
-                    if (finishIfConnected && client.getZookeeperClient().isConnected()) {
-                        deferred = true;
-                        continue;
-                    }
-                    Thread.currentThread().interrupt();
-                    if (answer.completeExceptionally(new CancellationException("interrupted"))) {
-                        throw failure("interrupted after " + millis(System.nanoTime() - start) + " ms waiting for "
-                                + "the answer to '" + what + "'", e);
-                    }
-                    return answer.join();
-                } catch (TimeoutException e) {
-                    if (answer.completeExceptionally(new CancellationException("timed out"))) {
-                        throw failure("no answer to '" + what + "' after " + millis(System.nanoTime() - start)
-                                + " ms (operation timeout " + millis(timeoutNanos) + " ms)", null);
-                    }
-                    return answer.join();
-                } catch (ExecutionException e) {
-                    throw failure("could not " + what, e.getCause());
-                }
-            }
-        } finally {
-            if (deferred) {
-                Thread.currentThread().interrupt();
-            }
-        }
-    }
-
-    /** Throws, the flag left set, if the thread is interrupted: nothing is sent for a caller that gave up. */
-    private void checkNotInterrupted(String what) {
-        if (Thread.currentThread().isInterrupted()) {
-            throw failure("interrupted before it could " + what, null);
-        }
-    }
-
-    private void check(CuratorEvent event, String what) {
-        int rc = event.getResultCode();
-        if (rc != KeeperException.Code.OK.intValue()) {
-            throw failure("could not " + what + ": " + describe(rc), null);
-        }
-    }
-
-    private String describe(int rc) {
-        KeeperException.Code code = KeeperException.Code.get(rc);
-        if (code == KeeperException.Code.NOAUTH) {
-            return "NOAUTH - the client is not authenticated for the lock nodes' ACL (give it the same digest "
-                    + "credentials as the provider)";
-        }
-        if (code == KeeperException.Code.CONNECTIONLOSS) {
-            return "CONNECTIONLOSS - ZooKeeper is not reachable";
-        }
-        if (code == KeeperException.Code.SESSIONEXPIRED) {
-            return "SESSIONEXPIRED - the ZooKeeper session expired";
-        }
-        return code == null ? "error " + rc : code.name();
-    }
-
-    private LockBackendException failure(String message, Throwable cause) {
-        return new LockBackendException(address + " - " + message, cause);
-    }
-
     private void checkOpen() {
         if (closed.get()) {
             throw new IllegalStateException(address + " - the lock store is closed");
         }
     }
-
-    private static long millis(long nanos) {
-        return TimeUnit.NANOSECONDS.toMillis(nanos);
-    }
-
-    /** The store's key of one hold: a lock name and the owner id of the acquisition run that holds it. */
-    private record HoldKey(String name, String owner) {
-    }
-
-    /** This provider's node for one lock: its acquisition run, where it is, its token, and where it stands. */
-    private final class Node {
-        final String name;
-        final String owner;
-        final String path;
-        final String child;
-        final long czxid;
-        final Watcher watcher;
-        private State state = State.WAITING;
-        private long leaseEnd;
-
-        Node(String name, String owner, String path, long czxid) {
-            this.name = name;
-            this.owner = owner;
-            this.path = path;
-            this.child = path.substring(path.lastIndexOf('/') + 1);
-            this.czxid = czxid;
-            // One watcher object per node: ZooKeeper keeps it once per path however often it is set again.
-            this.watcher = (WatchedEvent event) -> {
-                if (event.getType() != Watcher.Event.EventType.None) {
-                    wake(name);
-                }
-            };
-        }
-
-        synchronized boolean isWaiting() {
-            return state == State.WAITING;
-        }
-
-        /** WAITING → HELD with a lease; false if the node was abandoned meanwhile. */
-        synchronized boolean acquire(Duration lease) {
-            if (state != State.WAITING) {
-                return false;
-            }
-            state = State.HELD;
-            leaseEnd = time.nanoTime() + lease.toNanos();
-            return true;
-        }
-
-        /** WAITING → ABANDONED; true if this call made the transition, so the caller deletes the node. */
-        synchronized boolean abandon() {
-            if (state != State.WAITING) {
-                return false;
-            }
-            state = State.ABANDONED;
-            return true;
-        }
-
-        /** HELD or RELEASING → DROPPED; true if this call made the transition. */
-        synchronized boolean drop() {
-            if (state != State.HELD && state != State.RELEASING) {
-                return false;
-            }
-            state = State.DROPPED;
-            return true;
-        }
-
-        synchronized boolean startRelease() {
-            if (state != State.HELD) {
-                return false;
-            }
-            state = State.RELEASING;
-            return true;
-        }
-
-        /** Whether a missing node found by a renewal means a lost hold (and not one being released right now). */
-        synchronized boolean isGoneFor(Map<String, Node> current) {
-            return current.get(name) == this && state == State.HELD;
-        }
-
-        synchronized boolean isHeld() {
-            return state == State.HELD;
-        }
-
-        /** HELD → DROPPED if the lease has ended by {@code now}; true if this call made the transition. */
-        synchronized boolean expire(long now) {
-            if (state != State.HELD || now - leaseEnd < 0) {
-                return false;
-            }
-            state = State.DROPPED;
-            return true;
-        }
-
-        synchronized void extendLease(long end) {
-            if (state == State.HELD && end - leaseEnd > 0) {
-                leaseEnd = end;
-            }
-        }
-
-        synchronized long leaseEnd() {
-            return leaseEnd;
-        }
-
-    }
-
-    private enum State { WAITING, HELD, RELEASING, ABANDONED, DROPPED }
 }

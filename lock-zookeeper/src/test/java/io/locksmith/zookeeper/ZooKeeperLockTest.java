@@ -9,7 +9,6 @@ import io.locksmith.LockListener;
 import io.locksmith.LockLostException;
 import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
-import io.locksmith.TimeSource;
 import io.locksmith.spi.LockStores;
 import io.locksmith.spi.StoreEvents;
 import io.locksmith.tests.FencedResource;
@@ -20,7 +19,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -124,9 +122,9 @@ class ZooKeeperLockTest {
 
     /** A store of its own on {@code client} (the test calls it as the machinery would); closed before the client. */
     private ZooKeeperLockStore store(CuratorFramework client) {
-        return store(client, new StoreEvents() {
+        return store(client, new StoreEvents<>() {
             @Override
-            public void holdLost(String name, String owner, String reason) {
+            public void holdLost(ZooKeeperHold hold, String reason) {
             }
 
             @Override
@@ -135,9 +133,9 @@ class ZooKeeperLockTest {
         });
     }
 
-    private ZooKeeperLockStore store(CuratorFramework client, StoreEvents events) {
+    private ZooKeeperLockStore store(CuratorFramework client, StoreEvents<ZooKeeperHold> events) {
         ZooKeeperLockStore store = new ZooKeeperLockStore(client, false, "zookeeper://test", namespace, null,
-                SuspendedPolicy.LOST_AFTER_SESSION_TIMEOUT, OPERATION_TIMEOUT, TimeSource.system());
+                SuspendedPolicy.LOST_AFTER_SESSION_TIMEOUT, OPERATION_TIMEOUT);
         store.start(events);
         opened.add(store::close);
         return store;
@@ -329,7 +327,7 @@ class ZooKeeperLockTest {
         CuratorFramework client = client(requests, null);
         LockOptions options = options().leaseTime(Duration.ofSeconds(3)).listener(losses).build();
         ZooKeeperLockStore store = new ZooKeeperLockStore(client, false, "zookeeper://test", namespace, null,
-                SuspendedPolicy.LOST_AFTER_SESSION_TIMEOUT, options.operationTimeout(), options.timeSource());
+                SuspendedPolicy.LOST_AFTER_SESSION_TIMEOUT, options.operationTimeout());
         if (!multiRead) {
             store.useCheckTransactions();
         }
@@ -584,36 +582,37 @@ class ZooKeeperLockTest {
         ZooKeeperLockStore store = store(stalled);
         ZooKeeperLockStore other = store(client(null, null));
         String client = "0123456789abcdef0123456789abcdef";
-        String first = client + ".1";
-        String second = client + ".2";
+        ZooKeeperHold first = store.newHold("lost-answer", client + ".1");
+        ZooKeeperHold second = store.newHold("lost-answer", client + ".2");
         Duration lease = Duration.ofSeconds(30);
-        long firstToken = store.tryAcquire("lost-answer", first, lease, Duration.ZERO).fencingToken();
+        long firstToken = store.tryAcquire(first, lease, Duration.ZERO, null).fencingToken();
 
         stall.hold("delete");
-        assertThatThrownBy(() -> store.release("lost-answer", first)).as("a release whose answer is held back")
+        assertThatThrownBy(() -> store.release(first)).as("a release whose answer is held back")
                 .isInstanceOf(LockBackendException.class);
         assertThat(nodes("lost-answer")).as("nodes after the delete whose answer was lost: it was applied").isEmpty();
         stall.drop();
-        assertThat(store.renew(Map.of("lost-answer", first), lease)).as("names the first owner no longer holds")
-                .containsExactly("lost-answer");
+        assertThat(store.renew(List.of(first), lease).gone()).as("the holds the store no longer keeps")
+                .containsExactly(first);
 
-        long secondToken = store.tryAcquire("lost-answer", second, lease, Duration.ZERO).fencingToken();
+        long secondToken = store.tryAcquire(second, lease, Duration.ZERO, null).fencingToken();
         assertThat(secondToken).isGreaterThan(firstToken);
         List<String> held = nodes("lost-answer");
         assertThat(held).as("nodes of the second hold").hasSize(1);
-        assertThat(LockPaths.isOwnedBy(held.get(0).substring(held.get(0).lastIndexOf('/') + 1), second)).isTrue();
+        assertThat(LockPaths.isOwnedBy(held.get(0).substring(held.get(0).lastIndexOf('/') + 1), second.owner))
+                .isTrue();
 
-        // the machinery retries the first owner's release in the background until it is answered
-        assertThat(store.release("lost-answer", first)).as("retried release of the first owner").isFalse();
-        assertThat(store.release("lost-answer", first)).as("retried once more").isFalse();
+        // the machinery retries the first hold's release in the background until it is answered
+        assertThat(store.release(first)).as("retried release of the first hold").isFalse();
+        assertThat(store.release(first)).as("retried once more").isFalse();
         assertThat(nodes("lost-answer")).as("nodes after the retries").isEqualTo(held);
-        assertThat(store.renew(Map.of("lost-answer", second), lease)).as("names the second owner no longer holds")
-                .isEmpty();
-        assertThat(store.renew(Map.of("lost-answer", first), lease)).as("names the first owner no longer holds")
-                .containsExactly("lost-answer");
-        assertThat(other.tryAcquire("lost-answer", "fedcba9876543210fedcba9876543210.1", lease, Duration.ZERO)
-                .isAcquired()).as("another client's attempt while the second hold lasts").isFalse();
-        assertThat(store.release("lost-answer", second)).as("release of the second hold").isTrue();
+        assertThat(store.renew(List.of(second), lease).gone()).as("the holds the store no longer keeps").isEmpty();
+        assertThat(store.renew(List.of(first), lease).gone()).as("the holds the store no longer keeps")
+                .containsExactly(first);
+        ZooKeeperHold others = other.newHold("lost-answer", "fedcba9876543210fedcba9876543210.1");
+        assertThat(other.tryAcquire(others, lease, Duration.ZERO, null).isAcquired())
+                .as("another client's attempt while the second hold lasts").isFalse();
+        assertThat(store.release(second)).as("release of the second hold").isTrue();
         assertThat(nodes("lost-answer")).isEmpty();
     }
 
@@ -629,10 +628,10 @@ class ZooKeeperLockTest {
     void readOnlyIsNoReconnection() throws Exception {
         CuratorFramework client = client(null, null);
         List<String> losses = new CopyOnWriteArrayList<>();
-        ZooKeeperLockStore store = store(client, new StoreEvents() {
+        ZooKeeperLockStore store = store(client, new StoreEvents<>() {
             @Override
-            public void holdLost(String name, String owner, String reason) {
-                losses.add(name + " " + owner + ": " + reason);
+            public void holdLost(ZooKeeperHold hold, String reason) {
+                losses.add(hold + ": " + reason);
             }
 
             @Override
@@ -640,8 +639,8 @@ class ZooKeeperLockTest {
                 losses.add("all: " + reason);
             }
         });
-        assertThat(store.tryAcquire("read-only", "0123456789abcdef0123456789abcdef.1", Duration.ofSeconds(30),
-                Duration.ZERO).isAcquired()).isTrue();
+        ZooKeeperHold hold = store.newHold("read-only", "0123456789abcdef0123456789abcdef.1");
+        assertThat(store.tryAcquire(hold, Duration.ofSeconds(30), Duration.ZERO, null).isAcquired()).isTrue();
 
         store.connectionChanged(client, ConnectionState.SUSPENDED);
         store.connectionChanged(client, ConnectionState.READ_ONLY);

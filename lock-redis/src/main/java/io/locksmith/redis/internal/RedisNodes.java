@@ -5,7 +5,7 @@ import io.locksmith.spi.Acquisition;
 import io.locksmith.spi.LockStore;
 import java.net.URI;
 import java.time.Duration;
-import java.util.Map;
+import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import redis.clients.jedis.UnifiedJedis;
@@ -26,17 +26,29 @@ public final class RedisNodes {
      * The pipelined form of a store from {@link #newStore}, or null if its client cannot pipeline (it has no
      * connection pool to borrow a connection from, or it is a cluster client).
      */
-    public static Pipelining pipelining(LockStore store) {
+    public static Pipelining pipelining(NodeStore store) {
         return store instanceof Pipelining p && p.canPipeline() ? p : null;
     }
 
     /**
-     * One acquisition attempt of one owner: the owner id and a number the caller gives it, greater than every
-     * earlier attempt of that owner.
+     * A per-server store's record of one acquisition run on its server, from {@link NodeStore#newHold}: the lock's
+     * keys and the run's owner id, prepared once for every call of the run. Only the store that made it takes it.
      */
-    public record Attempt(String owner, long id) {
+    public interface Hold {
+        /** The lock name. */
+        String name();
+
+        /** The owner id of the run. */
+        String owner();
+    }
+
+    /**
+     * One round of an acquisition run on one server: the run's hold there and a number the caller gives the
+     * round, greater than every earlier round of that run.
+     */
+    public record Attempt(Hold hold, long id) {
         public Attempt {
-            Objects.requireNonNull(owner, "owner");
+            Objects.requireNonNull(hold, "hold");
             if (id <= 0) {
                 throw new IllegalArgumentException("attempt ids are positive: " + id);
             }
@@ -44,26 +56,46 @@ public final class RedisNodes {
     }
 
     /**
-     * A per-server store from {@link #newStore} whose calls name the exact attempt they act on. A backend that
-     * takes one lock on several servers makes several rounds under one owner id, and what it sends for one round
-     * (the release after a failed round, in particular to a server that has not answered yet) must never act on
-     * the hold of a later round of the same owner; so it numbers its rounds and names the round in every call.
-     * These calls keep nothing in the store: the caller keeps its attempts. An acquisition whose answer was lost
-     * is cancelled by the store, by its attempt, as with {@link LockStore#tryAcquire}.
+     * A per-server store from {@link #newStore} whose calls name the exact round they act on. A backend that
+     * takes one lock on several servers makes several rounds in one run (one owner id), and what it sends for one
+     * round (the release after a failed round, in particular to a server that has not answered yet) must never
+     * act on the hold of a later round of the same run; so it numbers its rounds and names the round in every
+     * call. These calls keep nothing in the store: the caller keeps its attempts. An acquisition whose answer was
+     * lost is cancelled by the store, by its attempt, as with {@link LockStore#tryAcquire}.
      */
-    public interface NodeStore extends LockStore {
-        /** {@link LockStore#tryAcquire} (one attempt, no wait) for {@code attempt}. */
-        Acquisition tryAcquire(String name, Attempt attempt, Duration lease);
+    public interface NodeStore extends AutoCloseable {
+        /** Where the server is, without credentials, for messages. */
+        String address();
 
-        /** {@link LockStore#release} of the hold of exactly {@code attempt}; any other hold is left alone. */
-        boolean release(String name, Attempt attempt);
+        /** The record of a new acquisition run of {@code name} by {@code owner} on this server; no I/O. */
+        Hold newHold(String name, String owner);
+
+        /** One attempt (no wait) for {@code attempt}, as {@link LockStore#tryAcquire}. */
+        Acquisition tryAcquire(Attempt attempt, Duration lease);
 
         /**
-         * {@link LockStore#renew} of the holds of exactly the attempts given (lock name to attempt).
+         * Releases the hold of exactly {@code attempt}; any other hold is left alone.
          *
-         * @return the names whose attempt no longer holds them
+         * @return true if that attempt held the lock and it is now free
          */
-        Set<String> renewAttempts(Map<String, Attempt> holds, Duration lease);
+        boolean release(Attempt attempt);
+
+        /**
+         * Extends the holds of exactly the attempts given, one call per hash slot.
+         *
+         * @return those of {@code attempts} (the same objects) that no longer hold their lock
+         */
+        Set<Attempt> renewAttempts(List<Attempt> attempts, Duration lease);
+
+        /** Whether anybody holds {@code name} on this server. */
+        boolean isLocked(String name);
+
+        /** Wake-ups for {@code name} from this server, as {@link LockStore#subscribe}. */
+        LockStore.Subscription subscribe(String name, Runnable onRelease);
+
+        /** Releases the store's threads and connections (not the client it was given). */
+        @Override
+        void close();
     }
 
     /**
@@ -78,10 +110,10 @@ public final class RedisNodes {
         boolean canPipeline();
 
         /** Sends {@link NodeStore#tryAcquire}; never throws: a failure shows in the answer. */
-        Pending<Acquisition> sendAcquire(String name, Attempt attempt, Duration lease);
+        Pending<Acquisition> sendAcquire(Attempt attempt, Duration lease);
 
         /** Sends {@link NodeStore#release}; never throws: a failure shows in the answer. */
-        Pending<Boolean> sendRelease(String name, Attempt attempt);
+        Pending<Boolean> sendRelease(Attempt attempt);
     }
 
     /** A call on the wire; its answer is read by the thread that sent it. */
@@ -135,7 +167,7 @@ public final class RedisNodes {
      *
      * @throws io.locksmith.LockBackendException if the server cannot be reached or refuses the scripts
      */
-    public static void loadScripts(LockStore store) {
+    public static void loadScripts(NodeStore store) {
         access().loadScripts(store);
     }
 
@@ -168,7 +200,7 @@ public final class RedisNodes {
         NodeStore newStore(UnifiedJedis client, String address, LockOptions options, Runnable onConnectionFailure);
 
         /** See {@link RedisNodes#loadScripts}. */
-        void loadScripts(LockStore store);
+        void loadScripts(NodeStore store);
 
         /** See {@link RedisNodes#lockKey}. */
         String lockKey(String namespace, String name);

@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -23,6 +24,8 @@ final class HistoryTail {
     private final Path path;
     private final long[] lastAcquired;
     private final Map<Integer, Integer> holding = new HashMap<>();
+    /** The threads among {@link #holding} that have recorded the write of their critical section. */
+    private final Set<Integer> written = new HashSet<>();
     private final StringBuilder partial = new StringBuilder();
     private long position;
     private boolean operating;
@@ -68,6 +71,8 @@ final class HistoryTail {
             case HistoryFile.BUSY, HistoryFile.LOST -> operating = true;
             case HistoryFile.ERR -> {
                 operating = true;
+                // a critical section that failed goes straight to its release, like one that wrote
+                written.add(Integer.parseInt(f[1]));
                 long t = Long.parseLong(f[3]);
                 lastError = lastError == Long.MIN_VALUE || t - lastError > 0 ? t : lastError;
             }
@@ -75,9 +80,14 @@ final class HistoryTail {
                 operating = true;
                 int name = Integer.parseInt(f[2]);
                 holding.put(Integer.parseInt(f[1]), name);
+                written.remove(Integer.parseInt(f[1]));
                 lastAcquired[name] = Math.max(lastAcquired[name], Long.parseLong(f[4]));
             }
-            case HistoryFile.REL -> holding.remove(Integer.parseInt(f[1]));
+            case HistoryFile.WRITE -> written.add(Integer.parseInt(f[1]));
+            case HistoryFile.REL -> {
+                holding.remove(Integer.parseInt(f[1]));
+                written.remove(Integer.parseInt(f[1]));
+            }
             default -> { }
         }
     }
@@ -90,6 +100,22 @@ final class HistoryTail {
     /** The indexes of the names the worker holds according to what it has recorded. */
     synchronized Set<Integer> held() {
         return new TreeSet<>(holding.values());
+    }
+
+    /**
+     * The indexes of the names held by threads that have not yet recorded the write of their critical section. Read
+     * from a stopped process, such a thread is certainly inside its critical section: it takes its release time only
+     * after that record. A thread that has recorded its write may have taken its release time and been stopped
+     * before recording it, so that its record ends the hold before the stop.
+     */
+    synchronized Set<Integer> heldBeforeWrite() {
+        Set<Integer> names = new TreeSet<>();
+        holding.forEach((thread, name) -> {
+            if (!written.contains(thread)) {
+                names.add(name);
+            }
+        });
+        return names;
     }
 
     /**

@@ -683,14 +683,16 @@ public final class TortureRun {
                     Signals.stop(w.pid());
                     w.tail.update();
                     Set<Integer> held = w.tail.held();
-                    if (!held.isEmpty()) {
+                    // certainly frozen inside a critical section: a thread past its write may have taken its release
+                    // time already, and its record would end the hold before the freeze
+                    if (!w.tail.heldBeforeWrite().isEmpty()) {
                         w.stopped = true;
                         long now = System.nanoTime();
                         runner.stopped(now, w.id, indexes(held));
                         clientEvents.add(new ClientEvent(w, now, held));
                         return w;
                     }
-                    // it released while we looked: let it go on, unrecorded (a stop of microseconds)
+                    // it released, or is about to, while we looked: let it go on, unrecorded (a stop of microseconds)
                     Signals.resume(w.pid());
                 }
                 LockSupport.parkNanos(POLL_NANOS / 2);

@@ -66,7 +66,7 @@ record WorkerSpec(String uri, String factory, int worker, int threads, List<Stri
         }
         if (worker == 0 && callFaultRate > 0) {
             Random random = new Random(directory.toString().hashCode());
-            b.storeWrapper(store -> new FaultyStore(store, operationTimeout).randomFaults(callFaultRate, random,
+            b.storeWrapper(store -> new FaultyStore<>(store, operationTimeout).randomFaults(callFaultRate, random,
                     List.of(FaultyStore.Fault.APPLY_THEN_TIMEOUT), FaultyStore.Call.values()));
         }
         return b.build();

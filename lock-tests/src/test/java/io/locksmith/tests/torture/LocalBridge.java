@@ -8,6 +8,7 @@ import io.locksmith.spi.Acquisition;
 import io.locksmith.spi.LockProviderFactory;
 import io.locksmith.spi.LockStore;
 import io.locksmith.spi.LockStores;
+import io.locksmith.spi.RenewResult;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.DataInputStream;
@@ -22,7 +23,6 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -56,11 +56,11 @@ final class LocalBridge implements AutoCloseable {
     private static final byte OTHER_ERROR = 2;
 
     private final LocalLockServer server;
-    private final UnaryOperator<LockStore> decorator;
+    private final UnaryOperator<LockStore<?>> decorator;
     private final ServerSocket socket;
     private final Set<Socket> connections = ConcurrentHashMap.newKeySet();
 
-    private LocalBridge(LocalLockServer server, UnaryOperator<LockStore> decorator) throws IOException {
+    private LocalBridge(LocalLockServer server, UnaryOperator<LockStore<?>> decorator) throws IOException {
         this.server = server;
         this.decorator = decorator;
         this.socket = new ServerSocket(0, 100, InetAddress.getLoopbackAddress());
@@ -75,7 +75,7 @@ final class LocalBridge implements AutoCloseable {
     }
 
     /** Serves {@code server} through stores wrapped by {@code decorator}. */
-    static LocalBridge serve(LocalLockServer server, UnaryOperator<LockStore> decorator) {
+    static LocalBridge serve(LocalLockServer server, UnaryOperator<LockStore<?>> decorator) {
         try {
             return new LocalBridge(server, decorator);
         } catch (IOException e) {
@@ -124,7 +124,7 @@ final class LocalBridge implements AutoCloseable {
             byte kind = in.readByte();
             String namespace = in.readUTF();
             Duration timeout = Duration.ofMillis(in.readLong());
-            LockStore store = decorator.apply(server.newStore(LockOptions.builder().namespace(namespace)
+            LockStore<?> store = decorator.apply(server.newStore(LockOptions.builder().namespace(namespace)
                     .operationTimeout(timeout).build()));
             if (kind == REQUESTS) {
                 while (true) {
@@ -142,33 +142,37 @@ final class LocalBridge implements AutoCloseable {
         }
     }
 
-    private static void answer(byte op, DataInputStream in, DataOutputStream out, LockStore store) throws IOException {
+    private static <H> void answer(byte op, DataInputStream in, DataOutputStream out, LockStore<H> store)
+            throws IOException {
         try {
             switch (op) {
                 case ACQUIRE -> {
-                    Acquisition a = store.tryAcquire(in.readUTF(), in.readUTF(), Duration.ofNanos(in.readLong()),
-                            Duration.ofNanos(in.readLong()));
+                    H hold = store.newHold(in.readUTF(), in.readUTF());
+                    Acquisition a = store.tryAcquire(hold, Duration.ofNanos(in.readLong()),
+                            Duration.ofNanos(in.readLong()), null);
                     out.writeByte(OK);
                     out.writeBoolean(a.isAcquired());
                     out.writeLong(a.fencingToken());
                     out.writeLong(a.retryAfter().map(Duration::toNanos).orElse(-1L));
                 }
                 case RELEASE -> {
-                    boolean released = store.release(in.readUTF(), in.readUTF());
+                    boolean released = store.release(store.newHold(in.readUTF(), in.readUTF()));
                     out.writeByte(OK);
                     out.writeBoolean(released);
                 }
                 case RENEW -> {
                     int count = in.readInt();
-                    Map<String, String> holds = new LinkedHashMap<>(count * 2);
+                    List<H> holds = new ArrayList<>(count);
                     for (int i = 0; i < count; i++) {
-                        holds.put(in.readUTF(), in.readUTF());
+                        holds.add(store.newHold(in.readUTF(), in.readUTF()));
                     }
-                    Set<String> gone = store.renew(holds, Duration.ofNanos(in.readLong()));
+                    Set<H> gone = store.renew(holds, Duration.ofNanos(in.readLong())).gone();
                     out.writeByte(OK);
                     out.writeInt(gone.size());
-                    for (String name : gone) {
-                        out.writeUTF(name);
+                    for (int i = 0; i < count; i++) {
+                        if (gone.contains(holds.get(i))) {
+                            out.writeInt(i);
+                        }
                     }
                 }
                 case IS_LOCKED -> {
@@ -192,7 +196,7 @@ final class LocalBridge implements AutoCloseable {
         }
     }
 
-    private static void events(DataInputStream in, DataOutputStream out, LockStore store,
+    private static void events(DataInputStream in, DataOutputStream out, LockStore<?> store,
                                List<LockStore.Subscription> subscriptions) throws IOException {
         LinkedBlockingQueue<Long> wakeUps = new LinkedBlockingQueue<>();
         Map<Long, LockStore.Subscription> byId = new ConcurrentHashMap<>();
@@ -260,7 +264,12 @@ final class LocalBridge implements AutoCloseable {
     }
 
     /** The worker side: a {@link LockStore} whose every call is a round trip to the bridge. */
-    static final class Client implements LockStore {
+    static final class Client implements LockStore<Client.BridgeHold> {
+
+        /** One acquisition run, as the bridge's server side makes it again from the name and owner id. */
+        record BridgeHold(String name, String owner) {
+        }
+
         private final String host;
         private final int port;
         private final LockOptions options;
@@ -282,11 +291,16 @@ final class LocalBridge implements AutoCloseable {
         }
 
         @Override
-        public Acquisition tryAcquire(String name, String owner, Duration lease, Duration wait) {
+        public BridgeHold newHold(String name, String owner) {
+            return new BridgeHold(name, owner);
+        }
+
+        @Override
+        public Acquisition tryAcquire(BridgeHold hold, Duration lease, Duration wait, Runnable wakeUp) {
             return call(c -> {
                 c.out.writeByte(ACQUIRE);
-                c.out.writeUTF(name);
-                c.out.writeUTF(owner);
+                c.out.writeUTF(hold.name());
+                c.out.writeUTF(hold.owner());
                 c.out.writeLong(lease.toNanos());
                 c.out.writeLong(wait.toNanos());
             }, c -> {
@@ -299,31 +313,31 @@ final class LocalBridge implements AutoCloseable {
         }
 
         @Override
-        public boolean release(String name, String owner) {
+        public boolean release(BridgeHold hold) {
             return call(c -> {
                 c.out.writeByte(RELEASE);
-                c.out.writeUTF(name);
-                c.out.writeUTF(owner);
+                c.out.writeUTF(hold.name());
+                c.out.writeUTF(hold.owner());
             }, c -> c.in.readBoolean());
         }
 
         @Override
-        public Set<String> renew(Map<String, String> holds, Duration lease) {
+        public RenewResult<BridgeHold> renew(List<BridgeHold> holds, Duration lease) {
             return call(c -> {
                 c.out.writeByte(RENEW);
                 c.out.writeInt(holds.size());
-                for (Map.Entry<String, String> hold : holds.entrySet()) {
-                    c.out.writeUTF(hold.getKey());
-                    c.out.writeUTF(hold.getValue());
+                for (BridgeHold hold : holds) {
+                    c.out.writeUTF(hold.name());
+                    c.out.writeUTF(hold.owner());
                 }
                 c.out.writeLong(lease.toNanos());
             }, c -> {
                 int count = c.in.readInt();
-                Set<String> gone = new HashSet<>();
+                Set<BridgeHold> gone = new HashSet<>();
                 for (int i = 0; i < count; i++) {
-                    gone.add(c.in.readUTF());
+                    gone.add(holds.get(c.in.readInt()));
                 }
-                return gone;
+                return RenewResult.gone(gone);
             });
         }
 

@@ -5,9 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.locksmith.local.LocalLockServer;
 import io.locksmith.spi.Acquisition;
 import io.locksmith.spi.LockStore;
+import io.locksmith.spi.RenewResult;
 import java.time.Duration;
-import java.util.Map;
-import java.util.Set;
+import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterAll;
@@ -147,11 +147,11 @@ class LocalTortureTest {
     }
 
     /** A store that grants every acquisition with ever larger tokens and confirms every release and renewal. */
-    private static final class AlwaysGrants implements LockStore {
+    private static final class AlwaysGrants implements LockStore<String> {
         private static final AtomicLong TOKENS = new AtomicLong();
-        private final LockStore delegate;
+        private final LockStore<?> delegate;
 
-        AlwaysGrants(LockStore delegate) {
+        AlwaysGrants(LockStore<?> delegate) {
             this.delegate = delegate;
         }
 
@@ -161,18 +161,23 @@ class LocalTortureTest {
         }
 
         @Override
-        public Acquisition tryAcquire(String name, String owner, Duration lease, Duration wait) {
+        public String newHold(String name, String owner) {
+            return owner;
+        }
+
+        @Override
+        public Acquisition tryAcquire(String owner, Duration lease, Duration wait, Runnable wakeUp) {
             return Acquisition.acquired(TOKENS.incrementAndGet());
         }
 
         @Override
-        public boolean release(String name, String owner) {
+        public boolean release(String owner) {
             return true;
         }
 
         @Override
-        public Set<String> renew(Map<String, String> holds, Duration lease) {
-            return Set.of();
+        public RenewResult<String> renew(List<String> owners, Duration lease) {
+            return RenewResult.allRenewed();
         }
 
         @Override

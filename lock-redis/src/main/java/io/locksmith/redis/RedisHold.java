@@ -1,0 +1,64 @@
+package io.locksmith.redis;
+
+import io.locksmith.redis.internal.RedisNodes;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
+/**
+ * The Redis store's record of one acquisition run ({@link RedisLockStore#newHold}): the lock's keys and the
+ * run's owner id, encoded once for every call of the run, and the id of the run's latest attempt, which its
+ * release and renewals name.
+ */
+final class RedisHold implements RedisNodes.Hold {
+
+    final String name;
+    final String owner;
+    /** The lock hash's key: the slot of a cluster call, the sample key of a script loaded again. */
+    final String lock;
+    final byte[] lockKey;
+    final byte[] cancelledKey;
+    final byte[] channel;
+    final byte[] ownerArg;
+    /** KEYS of the acquire script: the lock hash, its fencing counter, its cancelled attempts. */
+    final List<byte[]> acquireKeys;
+    /** KEYS of the release script: the lock hash. */
+    final List<byte[]> releaseKeys;
+    /**
+     * The run's latest attempt through {@link RedisLockStore#tryAcquire}, 0 before the first; set before the
+     * attempt is sent. The machinery makes a run's attempts one after another and releases or renews the run only
+     * after its last attempt.
+     */
+    volatile long attempt;
+
+    RedisHold(RedisKeys keys, String name, String owner) {
+        this.name = name;
+        this.owner = owner;
+        this.lock = keys.lock(name);
+        this.lockKey = bytes(lock);
+        this.cancelledKey = bytes(RedisKeys.cancelledOf(lock));
+        this.channel = bytes(RedisKeys.channelOf(lock));
+        this.ownerArg = bytes(owner);
+        this.acquireKeys = List.of(lockKey, bytes(RedisKeys.fenceOf(lock)), cancelledKey);
+        this.releaseKeys = List.of(lockKey);
+    }
+
+    /** A script argument as Jedis sends a string: UTF-8. */
+    static byte[] bytes(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public String owner() {
+        return owner;
+    }
+
+    @Override
+    public String toString() {
+        return "RedisHold{" + name + ", owner=" + owner + ", attempt=" + attempt + '}';
+    }
+}
