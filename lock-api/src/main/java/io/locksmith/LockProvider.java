@@ -1,6 +1,7 @@
 package io.locksmith;
 
 import io.locksmith.spi.LockProviderFactory;
+import io.locksmith.spi.Uris;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.util.ArrayList;
@@ -117,12 +118,12 @@ public interface LockProvider extends AutoCloseable {
             parsed = new URI(text);
         } catch (URISyntaxException e) {
             // the exception's own message repeats the input, credentials included
-            throw new IllegalArgumentException("Malformed lock store URI '" + redact(uri) + "': " + e.getReason()
+            throw new IllegalArgumentException("Malformed lock store URI '" + Uris.redact(uri) + "': " + e.getReason()
                     + (e.getIndex() >= 0 ? " at index " + e.getIndex() : ""));
         }
         String scheme = parsed.getScheme();
         if (scheme == null) {
-            throw new IllegalArgumentException("Lock store URI '" + redact(uri)
+            throw new IllegalArgumentException("Lock store URI '" + Uris.redact(uri)
                     + "' has no scheme; expected something like redis://host:6379 or local://");
         }
         scheme = scheme.toLowerCase(Locale.ROOT);
@@ -142,30 +143,8 @@ public interface LockProvider extends AutoCloseable {
             }
             known.addAll(factory.schemes());
         }
-        throw new IllegalArgumentException("No Locksmith backend for scheme '" + scheme + "' in '" + redact(uri)
+        throw new IllegalArgumentException("No Locksmith backend for scheme '" + scheme + "' in '" + Uris.redact(uri)
                 + "'; backends on the class path serve: " + String.join(", ", known)
                 + " (add the module for the backend you want, e.g. io.locksmith:lock-redis)");
-    }
-
-    /**
-     * {@code uri} for messages, with what may be a password replaced by {@code ***}: {@code password=} parameters,
-     * and everything up to the last {@code @} (user info, whatever characters a mistyped password holds; in a
-     * {@code jdbc:} URL only before its parameters, which may hold an {@code @} themselves).
-     */
-    private static String redact(String uri) {
-        int from = uri.indexOf("//");
-        from = from < 0 ? 0 : from + 2;
-        int end = uri.length();
-        if (uri.regionMatches(true, 0, "jdbc:", 0, 5)) {
-            for (char c : new char[] {'?', ';'}) {
-                int at = uri.indexOf(c, from);
-                if (at >= 0 && at < end) {
-                    end = at;
-                }
-            }
-        }
-        int at = end == 0 ? -1 : uri.lastIndexOf('@', end - 1);
-        String text = at >= from ? uri.substring(0, from) + "***" + uri.substring(at) : uri;
-        return text.replaceAll("(?i)(password=)[^&;]*", "$1***");
     }
 }

@@ -2,6 +2,7 @@ package io.locksmith.cli;
 
 import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
+import io.locksmith.spi.Uris;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -50,25 +51,7 @@ final class BackendOptions {
      * parameters, for {@code jdbc:} URLs) and {@code password=} parameters become {@code ***}.
      */
     String shownUri() {
-        int from = uri.indexOf("//");
-        if (from < 0) {
-            return hidePasswordParameters(uri);
-        }
-        int end = uri.length();
-        if (uri.regionMatches(true, 0, "jdbc:", 0, 5)) {
-            for (char c : new char[] {'?', ';'}) {
-                int at = uri.indexOf(c, from);
-                if (at >= 0 && at < end) {
-                    end = at;
-                }
-            }
-        }
-        int at = uri.lastIndexOf('@', end - 1);
-        return hidePasswordParameters(at > from ? uri.substring(0, from + 2) + "***" + uri.substring(at) : uri);
-    }
-
-    private static String hidePasswordParameters(String text) {
-        return text.replaceAll("(?i)(password=)[^&;]*", "$1***");
+        return Uris.redact(uri);
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.locksmith.redis;
 
+import io.locksmith.spi.Uris;
 import java.io.ByteArrayOutputStream;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -115,10 +116,7 @@ record RedisUri(boolean tls, String host, int port, int database, String user, S
      * too.
      */
     static String redact(URI uri) {
-        String text = uri.toString();
-        int from = text.indexOf("//");
-        int at = text.lastIndexOf('@');
-        return from < 0 || at < from ? text : text.substring(0, from + 2) + "***" + text.substring(at);
+        return Uris.redact(uri.toString());
     }
 
     private static IllegalArgumentException bad(URI uri, String problem) {

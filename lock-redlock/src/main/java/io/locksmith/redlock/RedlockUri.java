@@ -1,6 +1,7 @@
 package io.locksmith.redlock;
 
 import io.locksmith.redis.internal.RedisNodes;
+import io.locksmith.spi.Uris;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.time.Duration;
@@ -82,21 +83,7 @@ record RedlockUri(List<RedisNodes.Address> nodes, Duration nodeTimeout) {
      * and the last {@code @}.
      */
     static String redact(URI uri) {
-        String text = uri.toString();
-        String authority = uri.getRawAuthority();
-        int from = text.indexOf("//");
-        int at = text.lastIndexOf('@');
-        if (authority == null || from < 0 || at < from + 2 + authority.length()) {
-            if (authority == null || authority.indexOf('@') < 0) {
-                return from < 0 || at < from ? text : text.substring(0, from + 2) + "***" + text.substring(at);
-            }
-            List<String> shown = new ArrayList<>();
-            for (String node : authority.split(",", -1)) {
-                shown.add(hide(node));
-            }
-            return text.replace(authority, String.join(",", shown));
-        }
-        return text.substring(0, from + 2) + "***" + text.substring(at);
+        return Uris.redact(uri.toString());
     }
 
     private static String hide(String node) {

@@ -1,5 +1,6 @@
 package io.locksmith.zookeeper;
 
+import io.locksmith.spi.Uris;
 import io.locksmith.zookeeper.ZooKeeperLockProviders.SuspendedPolicy;
 import java.io.ByteArrayOutputStream;
 import java.net.URI;
@@ -175,10 +176,7 @@ record ZooKeeperUri(String hosts, String chroot, String user, String password, O
      * too.
      */
     static String redact(URI uri) {
-        String text = uri.toString();
-        int from = text.indexOf("//");
-        int at = text.lastIndexOf('@');
-        return from < 0 || at < from ? text : text.substring(0, from + 2) + "***" + text.substring(at);
+        return Uris.redact(uri.toString());
     }
 
     private static String decode(URI uri, String raw) {
