@@ -2,6 +2,7 @@ package io.locksmith;
 
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
@@ -10,10 +11,11 @@ import java.util.concurrent.locks.Lock;
  * A {@link Lock} whose state lives in a shared store, so that threads of many processes can serialize a
  * critical section.
  *
- * <p>A hold belongs to one thread of one {@link LockProvider}, exactly like a {@code ReentrantLock}: another
- * thread of the same provider is another owner and waits, and two providers are two clients even inside one
- * JVM. The holding thread may re-acquire; each acquisition needs one {@link #unlock()}, and re-acquiring costs
- * no round trip to the store.
+ * <p>A hold taken through the {@link Lock} methods belongs to one thread of one {@link LockProvider}, exactly like
+ * a {@code ReentrantLock}: another thread of the same provider is another owner and waits, and two providers are
+ * two clients even inside one JVM. The holding thread may re-acquire; each acquisition needs one
+ * {@link #unlock()}, and re-acquiring costs no round trip to the store. A hold taken by {@link #acquireAsync()}
+ * belongs to its {@link LockHandle} instead, which any thread may close.
  *
  * <p>Holds taken by {@link #lock()}, {@link #lockInterruptibly()}, {@link #tryLock()} and
  * {@link #tryLock(long, TimeUnit)} carry the provider's lease, which the provider renews in the background
@@ -128,7 +130,8 @@ public interface DistributedLock extends Lock {
 
     /**
      * Acquires the lock like {@link #lock()} and returns a handle whose {@link LockHandle#close()} releases
-     * it, for try-with-resources. The handle must be closed by the acquiring thread.
+     * it, for try-with-resources. The hold stays the thread's (re-entry included): the handle must be closed by
+     * the acquiring thread. For a handle that owns its hold, see {@link #acquireAsync()}.
      */
     LockHandle acquire();
 
@@ -139,6 +142,30 @@ public interface DistributedLock extends Lock {
      * @throws InterruptedException if the thread is interrupted while waiting
      */
     Optional<LockHandle> tryAcquire(Duration wait) throws InterruptedException;
+
+    /**
+     * Starts acquiring the lock for a new handle that owns its hold, and returns at once. No thread is blocked
+     * while the lock is busy: the acquisition queues with this provider's threads for the name, and each attempt is
+     * one short store call on a small executor of the provider's. The future completes with the handle once the
+     * lock is held; the handle may be used and closed from any thread, exactly once, and is not reentrant (a
+     * second acquisition by anyone, this thread included, waits for it).
+     *
+     * <p>Cancelling the future abandons the wait and never leaves a hold: a hold granted at the moment of the
+     * cancellation is released. The future fails with {@link LockBackendException} if the store fails, and with
+     * {@link IllegalStateException} if the provider closes while it waits. Waiting in JDBC session mode polls
+     * the row lock rather than holding a connection in a database lock wait.
+     */
+    CompletableFuture<LockHandle> acquireAsync();
+
+    /**
+     * Like {@link #acquireAsync()}, giving up after {@code wait}: the future then fails with
+     * {@link java.util.concurrent.TimeoutException}, as {@link CompletableFuture#orTimeout} does. A zero wait makes
+     * one attempt.
+     *
+     * @throws IllegalArgumentException if {@code wait} is negative
+     * @throws NullPointerException if {@code wait} is null
+     */
+    CompletableFuture<LockHandle> tryAcquireAsync(Duration wait);
 
     /**
      * Not supported: a distributed lock has no conditions that other processes could signal.

@@ -36,6 +36,8 @@ public interface LockObserver {
         TIMED_OUT,
         /** The waiting thread was interrupted. */
         INTERRUPTED,
+        /** The future of an asynchronous acquisition was cancelled while it waited. */
+        CANCELLED,
         /** The store failed or could not be reached, or the provider was closed. */
         FAILED
     }

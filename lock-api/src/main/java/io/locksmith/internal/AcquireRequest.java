@@ -38,6 +38,14 @@ final class AcquireRequest {
         return new AcquireRequest(waitNanos, true, leaseNanos, renewable);
     }
 
+    /**
+     * An asynchronous acquisition: wait at most {@code waitNanos}, or without limit if negative; nothing to
+     * interrupt (cancelling the future ends the wait).
+     */
+    static AcquireRequest async(long waitNanos, long leaseNanos, boolean renewable) {
+        return new AcquireRequest(waitNanos < 0 ? FOREVER : waitNanos, false, leaseNanos, renewable);
+    }
+
     /** Whether the request has a wait limit (a wait too long to add to a nanoTime reading has none). */
     boolean timed() {
         return waitNanos >= 0 && waitNanos < Long.MAX_VALUE / 4;

@@ -1,11 +1,15 @@
 package io.locksmith.internal;
 
+import io.locksmith.LockLostException;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledFuture;
 
 /**
- * One thread's hold of one lock through one provider: its reentrancy count, fencing token and validity.
+ * One owner's hold of one lock through one provider: its reentrancy count, fencing token and validity. The owner
+ * is a thread (the {@code Lock} methods) or a {@link OwnedHandle handle} (asynchronous acquisition), which
+ * any thread may release.
  *
- * <p>The count is touched only by the owner thread. The state moves once, from HELD to RELEASED or LOST, under
+ * <p>The count is touched only by the owner thread; a handle's hold is never re-entered. The state moves once, from HELD to RELEASED or LOST, under
  * this object's monitor; whoever moves it cleans up. A release in flight ({@link #releasing}) defers the
  * clean-up of a concurrent loss to the releasing thread, so that no other thread of the provider can take the
  * lock in the store while the owner's release is still on the wire (both would use the same owner id).
@@ -15,7 +19,8 @@ final class Hold {
     enum State { HELD, RELEASED, LOST }
 
     final LockEntry entry;
-    final Thread thread;
+    /** The owning thread, or the handle that owns the hold. */
+    final Object owner;
     /** The store's own record of this hold ({@code H} of the provider's store), used by no other hold. */
     final Object storeHold;
     final long token;
@@ -36,11 +41,15 @@ final class Hold {
     boolean cleanupDeferred;
     boolean recorded;
     ScheduledFuture<?> expiry;
+    /** Told of a loss; made on first demand, cancelled when the hold ends otherwise. */
+    private CompletableFuture<LockLostException> lossFuture;
+    /** A handle-owned hold's release whose outcome is unknown, retried by closing the handle again. */
+    PendingReleases.Pending<?> unconfirmed;
 
-    Hold(LockEntry entry, Thread thread, Object storeHold, long token, boolean renewable, long leaseNanos,
+    Hold(LockEntry entry, Object owner, Object storeHold, long token, boolean renewable, long leaseNanos,
             long validUntil) {
         this.entry = entry;
-        this.thread = thread;
+        this.owner = owner;
         this.storeHold = storeHold;
         this.token = token;
         this.renewable = renewable;
@@ -61,6 +70,56 @@ final class Hold {
         return lossReason;
     }
 
+    /** Whether a thread owns this hold, as opposed to a handle. */
+    boolean ownedByThread() {
+        return owner instanceof Thread;
+    }
+
+    /** The owner, for messages: the thread's name or the handle. */
+    String ownerName() {
+        return owner instanceof Thread t ? "thread '" + t.getName() + "'" : "a handle";
+    }
+
+    /**
+     * A future completed with the loss if this hold is lost, and cancelled if it ends otherwise (released, or
+     * given up when the provider closed).
+     */
+    synchronized CompletableFuture<LockLostException> lossFuture(String address) {
+        if (lossFuture == null) {
+            lossFuture = new CompletableFuture<>();
+            if (state == State.LOST) {
+                lossFuture.complete(new LockLostException(lossMessage(address)));
+            } else if (state == State.RELEASED) {
+                lossFuture.cancel(false);
+            }
+        }
+        return lossFuture;
+    }
+
+    /** Completes or cancels the loss future, if anyone asked for it, after the state moved. */
+    void settleLossFuture(String address) {
+        CompletableFuture<LockLostException> future;
+        boolean lost;
+        synchronized (this) {
+            future = lossFuture;
+            lost = state == State.LOST;
+        }
+        if (future == null) {
+            return;
+        }
+        if (lost) {
+            future.complete(new LockLostException(lossMessage(address)));
+        } else {
+            future.cancel(false);
+        }
+    }
+
+    /** What a loss exception says: the lock, the owner, the token and the reason. */
+    synchronized String lossMessage(String address) {
+        return "Lock '" + entry.name + "' on " + address + " was lost by " + ownerName() + " (token " + token + "): "
+                + lossReason;
+    }
+
     void extendTo(long newValidUntil) {
         synchronized (this) {
             if (state == State.HELD && newValidUntil - validUntil > 0) {
@@ -71,6 +130,6 @@ final class Hold {
 
     @Override
     public String toString() {
-        return "Hold{" + entry.name + ", thread=" + thread.getName() + ", token=" + token + '}';
+        return "Hold{" + entry.name + ", " + ownerName() + ", token=" + token + '}';
     }
 }

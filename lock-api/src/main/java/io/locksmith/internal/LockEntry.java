@@ -9,20 +9,23 @@ import java.util.concurrent.Semaphore;
  * A provider's local state for one lock name, alive while some thread holds, waits for, or has not yet
  * heard about the loss of that lock.
  *
- * <p>The fair {@link #gate} admits one thread of the provider at a time to the store: the holder keeps it
- * until it releases, so threads of one JVM queue here and only the head of the queue talks to the store.
- * {@link #signal} wakes that head when the store says the lock may be free.
+ * <p>The FIFO {@link #gate} admits one owner of the provider (a thread, or a handle being acquired
+ * asynchronously) at a time to the store: the holder keeps it until it releases, so owners of one JVM queue here
+ * and only the head of the queue talks to the store. {@link #signal} (a thread) or {@link #asyncWaiter} wakes
+ * that head when the store says the lock may be free.
  */
 final class LockEntry {
 
     final String name;
-    final Semaphore gate = new Semaphore(1, true);
+    final Gate gate = new Gate();
     final Semaphore signal = new Semaphore(0);
+    /** The asynchronous acquisition inside the gate waiting for the store, or null: wake-ups go to it too. */
+    volatile Runnable asyncWaiter;
     /** Threads waiting, holding, or owning an unreported loss; guarded by the provider's entry map. */
     int refs;
     /** The current hold, or null. */
     volatile Hold hold;
-    /** Lost holds not yet reported to their thread by unlock(); at most one per thread. */
+    /** Lost thread-owned holds not yet reported to their thread by unlock(); at most one per thread. */
     final Map<Thread, Hold> lost = new ConcurrentHashMap<>(2);
     /**
      * Releases whose outcome is unknown, by the thread that released, until that thread calls unlock() again or
@@ -43,6 +46,10 @@ final class LockEntry {
 
     /** Wakes the waiting head; extra wake-ups collapse into one. */
     void wake() {
+        Runnable async = asyncWaiter;
+        if (async != null) {
+            async.run();
+        }
         if (signal.availablePermits() == 0) {
             signal.release();
         }

@@ -1,14 +1,12 @@
 package io.locksmith.internal;
 
 import io.locksmith.DistributedLock;
-import io.locksmith.LockBackendException;
 import io.locksmith.LockHandle;
-import io.locksmith.LockLostException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.Condition;
 
 /** A lock of a {@link StoreLockProvider}: a name and a provider; all state lives in the provider. */
@@ -109,7 +107,7 @@ final class StoreLock implements DistributedLock {
     @Override
     public LockHandle acquire() {
         lock();
-        return new Handle(fencingToken());
+        return new ThreadHandle();
     }
 
     @Override
@@ -118,7 +116,23 @@ final class StoreLock implements DistributedLock {
         if (!tryLock(saturatedNanos(wait), TimeUnit.NANOSECONDS)) {
             return Optional.empty();
         }
-        return Optional.of(new Handle(fencingToken()));
+        return Optional.of(new ThreadHandle());
+    }
+
+    @Override
+    public CompletableFuture<LockHandle> acquireAsync() {
+        return provider.acquireAsync(this, AcquireRequest.async(-1, lock.leaseNanos, lock.renewable));
+    }
+
+    @Override
+    public CompletableFuture<LockHandle> tryAcquireAsync(Duration wait) {
+        Objects.requireNonNull(wait, "wait");
+        if (wait.isNegative()) {
+            throw new IllegalArgumentException("wait must not be negative, got " + wait);
+        }
+        long nanos = saturatedNanos(wait);
+        return provider.acquireAsync(this, AcquireRequest.async(nanos == Long.MAX_VALUE ? -1 : nanos,
+                lock.leaseNanos, lock.renewable));
     }
 
     /**
@@ -155,47 +169,29 @@ final class StoreLock implements DistributedLock {
         }
     }
 
-    /** One acquisition, released once. */
-    private final class Handle implements LockHandle {
-        private final long token;
-        private final AtomicBoolean closed = new AtomicBoolean();
+    /** One acquisition by the current thread, which keeps owning the hold and must close the handle. */
+    private final class ThreadHandle extends HoldHandle {
 
-        Handle(long token) {
-            this.token = token;
-        }
-
-        @Override
-        public DistributedLock lock() {
-            return StoreLock.this;
+        ThreadHandle() {
+            super(StoreLock.this, StoreLock.this.provider);
+            Hold held = provider.heldByCurrentThread(name);
+            if (held == null) {
+                StoreLock.this.fencingToken(); // the lease ended at once: throws LockLostException
+                throw new IllegalStateException("Lock '" + name + "' is not held after acquiring it");
+            }
+            this.hold = held;
         }
 
         @Override
         public long fencingToken() {
-            if (closed.get()) {
-                throw new IllegalStateException("LockHandle of '" + name + "' is closed");
-            }
+            checkNotClosed();
             StoreLock.this.fencingToken(); // throws if the hold was lost
-            return token;
+            return hold.token;
         }
 
         @Override
-        public void close() {
-            if (!closed.compareAndSet(false, true)) {
-                return;
-            }
-            try {
-                unlock();
-            } catch (LockLostException gone) {
-                throw gone; // nothing left to release
-            } catch (IllegalMonitorStateException | LockBackendException notReleased) {
-                closed.set(false); // the hold is still there: the owner may close (retry) again
-                throw notReleased;
-            }
-        }
-
-        @Override
-        public String toString() {
-            return "LockHandle{'" + name + "', token=" + token + (closed.get() ? ", closed" : "") + '}';
+        void release() {
+            unlock();
         }
     }
 }

@@ -3,6 +3,7 @@ package io.locksmith.internal;
 import io.locksmith.DistributedLock;
 import io.locksmith.LockBackendException;
 import io.locksmith.LockInfo;
+import io.locksmith.LockHandle;
 import io.locksmith.LockListener;
 import io.locksmith.LockLostException;
 import io.locksmith.LockNames;
@@ -23,12 +24,19 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
@@ -58,6 +66,11 @@ public final class StoreLockProvider<H> implements LockProvider {
     private static final Logger log = LoggerFactory.getLogger(StoreLockProvider.class);
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final int POISON = Integer.MAX_VALUE / 4;
+    /**
+     * Threads that run asynchronous acquisitions' store calls: each call is short (one attempt, at most the
+     * operation timeout), so a few threads serve any number of waiting handles; idle threads end after 30 s.
+     */
+    private static final int ASYNC_THREADS = 4;
 
     private final LockStore<H> store;
     private final LockOptions options;
@@ -73,6 +86,7 @@ public final class StoreLockProvider<H> implements LockProvider {
     private final PendingReleases<H> releases;
     /** The options' observer, or null when there is none. */
     private final LockObserver observer;
+    private volatile ThreadPoolExecutor asyncExecutor;
 
     /** A provider over {@code store}, which the options' store wrapper has already wrapped. */
     public static <H> StoreLockProvider<H> over(LockStore<H> store, LockOptions options) {
@@ -147,7 +161,7 @@ public final class StoreLockProvider<H> implements LockProvider {
         LockEntry existing = entries.get(name);
         if (existing != null) {
             Hold hold = existing.hold;
-            if (hold != null && hold.thread == me) {
+            if (hold != null && hold.owner == me) {
                 if (hold.isValid(time.nanoTime())) {
                     hold.count++;
                     return true;
@@ -158,7 +172,7 @@ public final class StoreLockProvider<H> implements LockProvider {
         if (observer != null) {
             return acquireObserved(name, request);
         }
-        return acquireFresh(new Run(name, request, null));
+        return acquireFresh(new Run(name, request, null, me));
     }
 
     /** A fresh acquisition followed by the observer: its outcome is reported here unless it was granted. */
@@ -166,7 +180,7 @@ public final class StoreLockProvider<H> implements LockProvider {
         ObservedAcquisition watch = ObservedAcquisition.start(observer, store.address(), name, time.nanoTime());
         boolean acquired;
         try {
-            acquired = acquireFresh(new Run(name, request, watch));
+            acquired = acquireFresh(new Run(name, request, watch, Thread.currentThread()));
         } catch (InterruptedException e) {
             if (watch != null) {
                 watch.notGranted(Outcome.INTERRUPTED, time.nanoTime(), e);
@@ -188,11 +202,12 @@ public final class StoreLockProvider<H> implements LockProvider {
      * One fresh acquisition: what it asked for, its deadline, and what happened on the way (the store's hold of the
      * current attempt run, whether it waited in the store, an interrupt parked for later).
      */
-    private final class Run {
+    private class Run {
         final String name;
         final AcquireRequest request;
         final ObservedAcquisition watch;
-        final Thread thread = Thread.currentThread();
+        /** The thread or the handle the hold will belong to. */
+        final Object owner;
         final long start = time.nanoTime();
         final boolean timed;
         final long deadline;
@@ -202,17 +217,28 @@ public final class StoreLockProvider<H> implements LockProvider {
         boolean waited;
         /** An interrupt that lock() parked so that no store client reacts to it; restored at the end. */
         boolean interrupted;
+        /** How long to wait before the next attempt, after {@link Step#WAIT} or {@link Step#BACK_OFF}. */
+        long pause;
+        Backoff backoff;
+        /** The hold, once granted and published. */
+        Hold hold;
 
-        Run(String name, AcquireRequest request, ObservedAcquisition watch) {
+        Run(String name, AcquireRequest request, ObservedAcquisition watch, Object owner) {
             this.name = name;
             this.request = request;
             this.watch = watch;
+            this.owner = owner;
             this.timed = request.timed();
             this.deadline = start + Math.max(0, request.waitNanos);
         }
 
         long remaining(long now) {
             return timed ? deadline - now : Long.MAX_VALUE;
+        }
+
+        /** Whether the store may block this run's thread while the lock is busy (a database lock wait). */
+        boolean mayBlock() {
+            return true;
         }
 
         /** Starts a store run under an owner id never used before. */
@@ -224,7 +250,7 @@ public final class StoreLockProvider<H> implements LockProvider {
 
     private boolean acquireFresh(Run run) throws InterruptedException {
         LockEntry entry = retain(run.name);
-        forgetLoss(entry, run.thread);
+        forgetLoss(entry, run.owner);
         boolean acquired = false;
         run.interrupted = !run.request.interruptible && Thread.interrupted();
         try {
@@ -241,18 +267,18 @@ public final class StoreLockProvider<H> implements LockProvider {
                         // still inside the gate, so no other thread of ours can be queueing for this name
                         abandonQuietly(run.name, run.storeHold);
                     }
-                    entry.gate.release();
+                    entry.gate.leave();
                 }
             }
         } finally {
             if (!acquired) {
-                if (entry.isSubscribed() && !entry.gate.hasQueuedThreads()) {
+                if (entry.isSubscribed() && !entry.gate.hasQueued()) {
                     entry.unsubscribe();
                 }
                 releaseRef(entry);
             }
             if (run.interrupted) {
-                run.thread.interrupt();
+                Thread.currentThread().interrupt();
             }
         }
     }
@@ -262,11 +288,11 @@ public final class StoreLockProvider<H> implements LockProvider {
             long remaining = run.remaining(time.nanoTime());
             try {
                 boolean entered = run.timed && remaining <= 0
-                        ? entry.gate.tryAcquire()
-                        : entry.gate.tryAcquire(Math.max(0, remaining), TimeUnit.NANOSECONDS);
+                        ? entry.gate.tryEnter()
+                        : entry.gate.enter(Math.max(0, remaining), !run.timed);
                 if (closed.get()) {
                     if (entered) {
-                        entry.gate.release();
+                        entry.gate.leave();
                     }
                     throw closedException();
                 }
@@ -282,7 +308,51 @@ public final class StoreLockProvider<H> implements LockProvider {
         }
     }
 
+    /** What one attempt leaves a run to do next. */
+    private enum Step {
+        /** The hold is published. */
+        GRANTED,
+        /** Busy, and the wait is over. */
+        TIMED_OUT,
+        /** Try again at once. */
+        RETRY,
+        /** Wait for a wake-up, at most {@link Run#pause}. */
+        WAIT,
+        /** Wait {@link Run#pause}, whatever wake-ups arrive. */
+        BACK_OFF
+    }
+
     private boolean attempt(LockEntry entry, Run run) throws InterruptedException {
+        while (true) {
+            switch (step(entry, run)) {
+                case GRANTED:
+                    return true;
+                case TIMED_OUT:
+                    return false;
+                case BACK_OFF:
+                    backOff(run, run.pause);
+                    break;
+                case WAIT:
+                    try {
+                        entry.signal.tryAcquire(run.pause, TimeUnit.NANOSECONDS);
+                    } catch (InterruptedException e) {
+                        if (run.request.interruptible) {
+                            throw e;
+                        }
+                        run.interrupted = true;
+                    }
+                    break;
+                default:
+                    break;
+            }
+        }
+    }
+
+    /**
+     * One attempt in the store by the run inside the gate, and what the run does next. A grant is published before
+     * this returns; a busy answer leaves {@link Run#pause} set.
+     */
+    private Step step(LockEntry entry, Run run) throws InterruptedException {
         String name = entry.name;
         AcquireRequest request = run.request;
         long leaseNanos = request.leaseNanos;
@@ -290,83 +360,75 @@ public final class StoreLockProvider<H> implements LockProvider {
         Duration lease = leaseNanos == options.leaseTime().toNanos() ? options.leaseTime()
                 : Duration.ofNanos(leaseNanos);
         Runnable wakeUp = request.waits() ? entry.waker : null;
-        Backoff backoff = null;
-        while (true) {
-            checkOpen();
-            long attemptStart = time.nanoTime();
-            long remaining = run.remaining(attemptStart);
-            long operationTimeout = options.operationTimeout().toNanos();
-            Duration storeWait = remaining >= operationTimeout ? options.operationTimeout()
-                    : Duration.ofNanos(Math.max(0, remaining));
-            entry.signal.drainPermits();
-            Acquisition outcome;
-            try {
-                outcome = store.tryAcquire(run.storeHold, lease, storeWait, wakeUp);
-            } catch (LockBackendException e) {
-                // an interrupt that landed during the call made the client give up: not a failure of the store
-                boolean interruptedNow = Thread.interrupted();
-                if (!interruptedNow) {
-                    backendFailed(name, "acquire", e);
-                }
-                // The store may have applied the attempt and lost its answer: release its hold in the background,
-                // and start a new store run, so that nothing late of this attempt can act on a later hold.
-                releases.add(name, run.storeHold, attemptStart + leaseNanos + operationTimeout);
-                run.newStoreRun();
-                if (interruptedNow) {
-                    if (request.interruptible) {
-                        throw interruptedWith(name, e);
-                    }
-                    // an interrupt that landed during the call made the client give up; lock() ignores it: retry
-                    run.interrupted = true;
-                    continue;
-                }
-                if (closed.get()) {
-                    // closing the provider closed the connection this call was waiting on: report the close
-                    IllegalStateException closedNow = closedException();
-                    closedNow.addSuppressed(e);
-                    throw closedNow;
-                }
-                throw new LockBackendException("Lock '" + name + "' on " + store.address() + ": acquire failed after "
-                        + millis(time.nanoTime() - run.start) + " ms" + waitLimit(run) + ": " + e.getMessage(), e);
+        checkOpen();
+        long attemptStart = time.nanoTime();
+        long remaining = run.remaining(attemptStart);
+        long operationTimeout = options.operationTimeout().toNanos();
+        Duration storeWait = !run.mayBlock() ? Duration.ZERO
+                : remaining >= operationTimeout ? options.operationTimeout()
+                : Duration.ofNanos(Math.max(0, remaining));
+        entry.signal.drainPermits();
+        Acquisition outcome;
+        try {
+            outcome = store.tryAcquire(run.storeHold, lease, storeWait, wakeUp);
+        } catch (LockBackendException e) {
+            // an interrupt that landed during the call made the client give up: not a failure of the store
+            boolean interruptedNow = Thread.interrupted();
+            if (!interruptedNow) {
+                backendFailed(name, "acquire", e);
             }
-            if (outcome.isAcquired()) {
-                return granted(entry, run, outcome, attemptStart);
-            }
-            run.waited = true;
-            long now = time.nanoTime();
-            remaining = run.remaining(now);
-            if (remaining <= 0) {
-                return false;
-            }
-            if (outcome.isBackOff()) {
-                backOff(run, Math.min(outcome.retryAfter().orElseThrow().toNanos(), remaining));
-                continue;
-            }
-            boolean pushed = outcome.isWatched();
-            if (!pushed) {
-                if (!entry.isSubscribed()) {
-                    if (entry.subscribe(store)) {
-                        continue; // the holder may have released before we subscribed: look again at once
-                    }
-                } else {
-                    pushed = entry.subscribe(store);
-                }
-            }
-            long holderLeft = outcome.retryAfter().map(Duration::toNanos).orElse(options.leaseTime().toNanos());
-            if (backoff == null) {
-                backoff = new Backoff(options.minBackoff().toNanos(), options.maxBackoff().toNanos());
-            }
-            long pause = pushed ? holderLeft : Math.min(backoff.next(), Math.max(holderLeft, 0));
-            pause = Math.max(TimeUnit.MILLISECONDS.toNanos(1), Math.min(pause, remaining));
-            try {
-                entry.signal.tryAcquire(pause, TimeUnit.NANOSECONDS);
-            } catch (InterruptedException e) {
+            // The store may have applied the attempt and lost its answer: release its hold in the background,
+            // and start a new store run, so that nothing late of this attempt can act on a later hold.
+            releases.add(name, run.storeHold, attemptStart + leaseNanos + operationTimeout);
+            run.newStoreRun();
+            if (interruptedNow) {
                 if (request.interruptible) {
-                    throw e;
+                    throw interruptedWith(name, e);
                 }
+                // an interrupt that landed during the call made the client give up; lock() ignores it: retry
                 run.interrupted = true;
+                return Step.RETRY;
+            }
+            if (closed.get()) {
+                // closing the provider closed the connection this call was waiting on: report the close
+                IllegalStateException closedNow = closedException();
+                closedNow.addSuppressed(e);
+                throw closedNow;
+            }
+            throw new LockBackendException("Lock '" + name + "' on " + store.address() + ": acquire failed after "
+                    + millis(time.nanoTime() - run.start) + " ms" + waitLimit(run) + ": " + e.getMessage(), e);
+        }
+        if (outcome.isAcquired()) {
+            granted(entry, run, outcome, attemptStart);
+            return Step.GRANTED;
+        }
+        run.waited = true;
+        long now = time.nanoTime();
+        remaining = run.remaining(now);
+        if (remaining <= 0) {
+            return Step.TIMED_OUT;
+        }
+        if (outcome.isBackOff()) {
+            run.pause = Math.min(outcome.retryAfter().orElseThrow().toNanos(), remaining);
+            return Step.BACK_OFF;
+        }
+        boolean pushed = outcome.isWatched();
+        if (!pushed) {
+            if (!entry.isSubscribed()) {
+                if (entry.subscribe(store)) {
+                    return Step.RETRY; // the holder may have released before we subscribed: look again at once
+                }
+            } else {
+                pushed = entry.subscribe(store);
             }
         }
+        long holderLeft = outcome.retryAfter().map(Duration::toNanos).orElse(options.leaseTime().toNanos());
+        if (run.backoff == null) {
+            run.backoff = new Backoff(options.minBackoff().toNanos(), options.maxBackoff().toNanos());
+        }
+        long pause = pushed ? holderLeft : Math.min(run.backoff.next(), Math.max(holderLeft, 0));
+        run.pause = Math.max(TimeUnit.MILLISECONDS.toNanos(1), Math.min(pause, remaining));
+        return Step.WAIT;
     }
 
     /** Waits out a store's back-off, whatever wake-ups arrive meanwhile. */
@@ -400,7 +462,7 @@ public final class StoreLockProvider<H> implements LockProvider {
             releaseQuietly(name, run.storeHold, attemptStart + validNanos, "provider closed during acquisition");
             throw closedException();
         }
-        Hold hold = new Hold(entry, run.thread, run.storeHold, outcome.fencingToken(), request.renewable,
+        Hold hold = new Hold(entry, run.owner, run.storeHold, outcome.fencingToken(), request.renewable,
                 request.leaseNanos, attemptStart + validNanos);
         ObservedAcquisition watch = run.watch;
         if (watch != null) {
@@ -409,14 +471,15 @@ public final class StoreLockProvider<H> implements LockProvider {
             watch.granted(time.nanoTime(), hold.token);
         }
         entry.hold = hold;
+        run.hold = hold;
         // a new hold ends the thread's claim to retry an earlier, unconfirmed release (which goes on)
-        forgetUnconfirmedRelease(entry, run.thread);
+        forgetUnconfirmedRelease(entry, run.owner);
         if (request.renewable) {
             renewing.add(hold);
         } else {
             scheduleExpiry(hold);
         }
-        if (!entry.gate.hasQueuedThreads()) {
+        if (!entry.gate.hasQueued()) {
             entry.unsubscribe();
         }
         return true;
@@ -442,6 +505,282 @@ public final class StoreLockProvider<H> implements LockProvider {
         }
     }
 
+    // ---------------------------------------------------------------- asynchronous acquisition
+
+    /**
+     * Starts acquiring {@code lock} for a new handle, without blocking the caller or any thread while the lock is
+     * busy: the run queues in the name's gate like a thread, and each attempt is one short store call on the
+     * provider's async executor. Cancelling the future abandons the wait and never leaves a hold.
+     */
+    CompletableFuture<LockHandle> acquireAsync(StoreLock lock, AcquireRequest request) {
+        checkOpen();
+        OwnedHandle handle = new OwnedHandle(lock, this);
+        ObservedAcquisition watch = observer == null ? null
+                : ObservedAcquisition.start(observer, store.address(), lock.name(), time.nanoTime());
+        AsyncRun run = new AsyncRun(lock.name(), request, watch, handle);
+        run.start();
+        return run.future;
+    }
+
+    /**
+     * One asynchronous acquisition. Its passes run one at a time: every kick (entering the gate, a wake-up, a
+     * timer, a cancellation, the deadline) asks for a pass, and kicks that arrive during a pass ask for one more.
+     */
+    private final class AsyncRun extends Run {
+        final CompletableFuture<LockHandle> future = new CompletableFuture<>();
+        private final OwnedHandle handle;
+        private final LockEntry entry;
+        private final AtomicInteger kicks = new AtomicInteger();
+        /** Whether the gate was handed to this run; set by whoever handed it over. */
+        private volatile boolean inGate;
+        /** Whether the run waits out a store's back-off, ignoring wake-ups. */
+        private volatile boolean backingOff;
+        // touched by passes only, which never overlap
+        private Gate.Waiter place;
+        private boolean finished;
+        private ScheduledFuture<?> timer;
+        private ScheduledFuture<?> deadlineTimer;
+
+        AsyncRun(String name, AcquireRequest request, ObservedAcquisition watch, OwnedHandle handle) {
+            super(name, request, watch, handle);
+            this.handle = handle;
+            this.entry = retain(name);
+        }
+
+        @Override
+        boolean mayBlock() {
+            return false;
+        }
+
+        void start() {
+            future.whenComplete((ignored, failure) -> {
+                if (future.isCancelled()) {
+                    kick();
+                }
+            });
+            Gate.Waiter waiter = entry.gate.enterLater(this::entered);
+            synchronized (this) {
+                place = waiter;
+            }
+            if (timed) {
+                deadlineTimer = later(this::kick, deadline - time.nanoTime());
+            }
+        }
+
+        private void entered() {
+            inGate = true;
+            entry.asyncWaiter = this::wokenUp;
+            kick();
+        }
+
+        private void wokenUp() {
+            if (!backingOff) {
+                kick();
+            }
+        }
+
+        void kick() {
+            if (kicks.getAndIncrement() == 0) {
+                try {
+                    asyncExecutor().execute(this::drive);
+                } catch (RejectedExecutionException closing) {
+                    drive(); // the provider closed: this pass only finds that out and gives up
+                }
+            }
+        }
+
+        private void drive() {
+            do {
+                kicks.set(1);
+                if (!finished) {
+                    try {
+                        pass();
+                    } catch (RuntimeException | Error e) {
+                        giveUp(Outcome.FAILED, e);
+                    }
+                }
+            } while (!kicks.compareAndSet(1, 0));
+        }
+
+        private void pass() {
+            if (!inGate) {
+                // still in line: only a cancellation, the deadline or the provider's close has anything to do here
+                boolean over = future.isDone() || closed.get() || (timed && remaining(time.nanoTime()) <= 0);
+                Gate.Waiter waiter;
+                synchronized (this) {
+                    waiter = place;
+                }
+                if (over && waiter != null && entry.gate.withdraw(waiter)) {
+                    giveUp(future.isCancelled() ? Outcome.CANCELLED : closed.get() ? Outcome.FAILED
+                            : Outcome.TIMED_OUT, closed.get() ? closedException() : timedOut());
+                }
+                return; // handed the gate meanwhile: entered() asks for another pass
+            }
+            if (future.isCancelled()) {
+                giveUp(Outcome.CANCELLED, null);
+                return;
+            }
+            cancelTimer();
+            if (storeHold == null) {
+                newStoreRun();
+            }
+            Step next;
+            try {
+                next = step(entry, this);
+            } catch (InterruptedException e) {
+                // nothing interrupts the async executor's threads but a failure of ours: report it as one
+                Thread.currentThread().interrupt();
+                giveUp(Outcome.FAILED, e);
+                return;
+            }
+            switch (next) {
+                case GRANTED:
+                    succeed();
+                    break;
+                case TIMED_OUT:
+                    giveUp(Outcome.TIMED_OUT, timedOut());
+                    break;
+                case RETRY:
+                    kick();
+                    break;
+                case BACK_OFF:
+                    backingOff = true;
+                    timer = later(() -> {
+                        backingOff = false;
+                        kick();
+                    }, pause);
+                    break;
+                default:
+                    backingOff = false;
+                    timer = later(this::kick, pause);
+                    break;
+            }
+        }
+
+        private void succeed() {
+            finished = true;
+            leaveWaiting();
+            handle.granted(hold);
+            if (!future.complete(handle)) {
+                // cancelled at the moment of the grant: give the hold back, so that nothing stays held
+                try {
+                    handle.close();
+                } catch (RuntimeException e) {
+                    log.warn("Lock '{}' on {}: could not release the hold granted to a cancelled acquisition: {}",
+                            name, store.address(), e.getMessage());
+                }
+            }
+        }
+
+        /** Not acquired: what acquireFresh's clean-up does for a thread, and the future told why. */
+        private void giveUp(Outcome outcome, Throwable failure) {
+            finished = true;
+            leaveWaiting();
+            if (inGate) {
+                if (waited) {
+                    abandonQuietly(name, storeHold);
+                }
+                entry.gate.leave();
+            }
+            if (entry.isSubscribed() && !entry.gate.hasQueued()) {
+                entry.unsubscribe();
+            }
+            releaseRef(entry);
+            if (watch != null) {
+                watch.notGranted(outcome, time.nanoTime(), failure);
+            }
+            future.completeExceptionally(failure != null ? failure : new CancellationException());
+        }
+
+        private void leaveWaiting() {
+            if (inGate) {
+                entry.asyncWaiter = null;
+            }
+            cancelTimer();
+            if (deadlineTimer != null) {
+                deadlineTimer.cancel(false);
+            }
+        }
+
+        private void cancelTimer() {
+            if (timer != null) {
+                timer.cancel(false);
+                timer = null;
+            }
+        }
+
+        private TimeoutException timedOut() {
+            return new TimeoutException("Lock '" + name + "' on " + store.address() + " was not acquired within "
+                    + millis(request.waitNanos) + " ms");
+        }
+
+        /** Runs {@code task} after {@code nanos} on the scheduler, or now if the provider is closing. */
+        private ScheduledFuture<?> later(Runnable task, long nanos) {
+            try {
+                return scheduler.schedule(task, Math.max(0, nanos), TimeUnit.NANOSECONDS);
+            } catch (RejectedExecutionException closing) {
+                task.run();
+                return null;
+            }
+        }
+    }
+
+    /** The executor that runs asynchronous acquisitions' store calls; made on first use. */
+    private Executor asyncExecutor() {
+        ThreadPoolExecutor executor = asyncExecutor;
+        if (executor == null) {
+            synchronized (this) {
+                executor = asyncExecutor;
+                if (executor == null) {
+                    if (closed.get()) {
+                        throw new RejectedExecutionException("closed");
+                    }
+                    String prefix = "locksmith-" + clientId.substring(0, 8) + "-async-";
+                    AtomicInteger threads = new AtomicInteger();
+                    executor = new ThreadPoolExecutor(ASYNC_THREADS, ASYNC_THREADS, 30, TimeUnit.SECONDS,
+                            new LinkedBlockingQueue<>(), r -> {
+                                Thread t = new Thread(r, prefix + threads.incrementAndGet());
+                                t.setDaemon(true);
+                                return t;
+                            });
+                    executor.allowCoreThreadTimeOut(true);
+                    asyncExecutor = executor;
+                }
+            }
+        }
+        return executor;
+    }
+
+    /** A handle's fencing token, checked: the hold must still be held and within its lease. */
+    long tokenOf(Hold hold) {
+        if (hold.isValid(time.nanoTime())) {
+            return hold.token;
+        }
+        leaseOver(hold, "lease of " + millis(hold.leaseNanos) + " ms ended before it was renewed");
+        throw notReleased(hold);
+    }
+
+    /** Whether a hold is held and within its lease now. */
+    boolean isValid(Hold hold) {
+        return hold.isValid(time.nanoTime());
+    }
+
+    /**
+     * A future told of the hold's loss (see {@link LockHandle#whenLost()}): a view of the hold's own, so that a
+     * caller completing or cancelling it touches nobody else's.
+     */
+    CompletableFuture<LockLostException> lossFuture(Hold hold) {
+        CompletableFuture<LockLostException> view = new CompletableFuture<>();
+        hold.lossFuture(store.address()).whenComplete((loss, ended) -> {
+            if (ended == null) {
+                view.complete(loss);
+            } else {
+                view.cancel(false);
+            }
+        });
+        return view;
+    }
+
     // ---------------------------------------------------------------- release
 
     void release(String name) {
@@ -449,7 +788,7 @@ public final class StoreLockProvider<H> implements LockProvider {
         Thread me = Thread.currentThread();
         LockEntry entry = entries.get(name);
         Hold hold = entry == null ? null : entry.hold;
-        if (hold == null || hold.thread != me) {
+        if (hold == null || hold.owner != me) {
             if (entry != null && retryUnconfirmedRelease(entry, me)) {
                 return;
             }
@@ -463,9 +802,38 @@ public final class StoreLockProvider<H> implements LockProvider {
             hold.count--;
             return;
         }
+        releaseHold(hold);
+    }
+
+    /**
+     * Releases a handle-owned hold, from any thread; the handle calls this once, or again after a release whose
+     * outcome was unknown.
+     *
+     * @throws LockLostException if the hold was lost first
+     * @throws LockBackendException if the store could not be told; closing the handle again retries
+     */
+    void releaseHandle(Hold hold) {
+        checkOpen();
+        @SuppressWarnings("unchecked") // every pending release of this provider is of its store's holds
+        PendingReleases.Pending<H> pending = (PendingReleases.Pending<H>) hold.unconfirmed;
+        if (pending != null) {
+            confirmRelease(hold.entry.name, pending);
+            return;
+        }
+        if (!hold.isValid(time.nanoTime())) {
+            leaseOver(hold, "lease of " + millis(hold.leaseNanos) + " ms ended before it was renewed");
+            throw notReleased(hold);
+        }
+        releaseHold(hold);
+    }
+
+    /** Releases the last acquisition of {@code hold} in the store: the common end of unlock() and a handle's close. */
+    private void releaseHold(Hold hold) {
+        LockEntry entry = hold.entry;
+        String name = entry.name;
         synchronized (hold) {
             if (hold.state != Hold.State.HELD) {
-                throw notHeldOrLost(entry, me, name, "unlock");
+                throw notReleased(hold);
             }
             hold.releasing = true;
         }
@@ -489,10 +857,10 @@ public final class StoreLockProvider<H> implements LockProvider {
             }
         } catch (RuntimeException e) {
             backendFailed(name, "release", e);
-            throw releaseUnconfirmed(hold, me, start, e);
+            throw releaseUnconfirmed(hold, start, e);
         } finally {
             if (interrupted) {
-                me.interrupt();
+                Thread.currentThread().interrupt();
             }
         }
         // A retried release that finds nothing means the earlier, interrupted attempt went through.
@@ -512,31 +880,46 @@ public final class StoreLockProvider<H> implements LockProvider {
             // The renewer gave up on the hold while our release was on the wire and left the clean-up to us.
             cleanupLost(hold);
             if (ok) {
-                forgetLoss(entry, me);
+                forgetLoss(entry, hold.owner);
                 return;
             }
-            throw notHeldOrLost(entry, me, name, "unlock");
+            throw notReleased(hold);
         }
         if (!ok) {
-            log.warn("Lock '{}' on {} lost by thread '{}' (token {}): {}", name, store.address(), me.getName(),
+            log.warn("Lock '{}' on {} lost by {} (token {}): {}", name, store.address(), hold.ownerName(),
                     hold.token, hold.lossReason());
             holdEnded(hold, HoldEnd.LOST, hold.lossReason());
             notifyLost(hold);
             finish(hold);
-            throw lostException(name, me, hold);
+            throw lostException(hold);
         }
         holdEnded(hold, HoldEnd.RELEASED, null);
         finish(hold);
     }
 
+    /** Why {@code hold} cannot be released: lost (and, for a thread, the loss reported now), or not held. */
+    private RuntimeException notReleased(Hold hold) {
+        if (hold.owner instanceof Thread thread) {
+            return notHeldOrLost(hold.entry, thread, hold.entry.name, "unlock");
+        }
+        synchronized (hold) {
+            if (hold.state != Hold.State.LOST) {
+                return new IllegalStateException("Lock '" + hold.entry.name + "' on " + store.address()
+                        + ": the handle's hold (token " + hold.token + ") was already released");
+            }
+        }
+        return lostException(hold);
+    }
+
     /**
      * A release whose outcome is unknown: the store may have applied it and lost the answer, so the lock may
-     * already be free and another client may hold it. The thread therefore no longer holds the lock: it is not
-     * renewed, it cannot re-enter, and the next local thread may go to the store (which answers busy until the
+     * already be free and another client may hold it. The owner therefore no longer holds the lock: it is not
+     * renewed, it cannot re-enter, and the next local owner may go to the store (which answers busy until the
      * release lands, since every hold has an owner id of its own). The provider retries the release in the
-     * background until it is answered or the lease has ended; the thread's own retry of unlock() stays allowed.
+     * background until it is answered or the lease has ended; the owner's own retry (unlock() again, or closing
+     * the handle again) stays allowed.
      */
-    private LockBackendException releaseUnconfirmed(Hold hold, Thread me, long start, RuntimeException e) {
+    private LockBackendException releaseUnconfirmed(Hold hold, long start, RuntimeException e) {
         LockEntry entry = hold.entry;
         String name = entry.name;
         boolean lostMeanwhile;
@@ -552,19 +935,28 @@ public final class StoreLockProvider<H> implements LockProvider {
         PendingReleases.Pending<H> pending = releases.add(name, storeHold(hold), keptUntil);
         String message = "Lock '" + name + "' on " + store.address() + ": release failed after "
                 + millis(time.nanoTime() - start) + " ms (operation timeout " + options.operationTimeout().toMillis()
-                + " ms) and may or may not have been applied; the thread no longer holds the lock, and the provider "
-                + "retries the release in the background until it is confirmed or the lease ends: " + e.getMessage();
+                + " ms) and may or may not have been applied; the " + (hold.ownedByThread() ? "thread" : "handle")
+                + " no longer holds the lock, and the provider retries the release in the background until it is "
+                + "confirmed or the lease ends: " + e.getMessage();
         if (lostMeanwhile) {
             // The lease ended unrenewed while our release was on the wire: a real loss, already reported.
             cleanupLost(hold);
             return new LockBackendException(message, e);
         }
         holdEnded(hold, HoldEnd.RELEASE_UNCONFIRMED, e.getMessage());
+        hold.settleLossFuture(store.address());
         unregister(hold);
         entry.hold = null;
-        // the record of the unconfirmed release takes over the hold's reference on the entry
-        entry.unconfirmed.put(me, pending);
-        entry.gate.release();
+        if (hold.owner instanceof Thread thread) {
+            // the record of the unconfirmed release takes over the hold's reference on the entry
+            entry.unconfirmed.put(thread, pending);
+        } else {
+            hold.unconfirmed = pending;
+        }
+        entry.gate.leave();
+        if (!hold.ownedByThread()) {
+            releaseRef(entry);
+        }
         return new LockBackendException(message, e);
     }
 
@@ -580,36 +972,46 @@ public final class StoreLockProvider<H> implements LockProvider {
         if (pending == null) {
             return false;
         }
-        if (!pending.isDone()) {
-            long start = time.nanoTime();
-            try {
-                releases.attempt(pending);
-            } catch (RuntimeException e) {
-                entry.unconfirmed.put(me, pending);
-                throw new LockBackendException("Lock '" + entry.name + "' on " + store.address() + ": release "
-                        + "failed again after " + millis(time.nanoTime() - start) + " ms; the thread does not hold "
-                        + "the lock, and the provider keeps retrying the release in the background: "
-                        + e.getMessage(), e);
-            }
+        try {
+            confirmRelease(entry.name, pending);
+        } catch (LockBackendException e) {
+            entry.unconfirmed.put(me, pending);
+            throw e;
         }
         releaseRef(entry);
         return true;
     }
 
+    /** One more attempt at an unconfirmed release, unless the background retry has confirmed it meanwhile. */
+    private void confirmRelease(String name, PendingReleases.Pending<H> pending) {
+        if (pending.isDone()) {
+            return;
+        }
+        long start = time.nanoTime();
+        try {
+            releases.attempt(pending);
+        } catch (RuntimeException e) {
+            throw new LockBackendException("Lock '" + name + "' on " + store.address() + ": release failed again "
+                    + "after " + millis(time.nanoTime() - start) + " ms; the lock is not held any more, and the "
+                    + "provider keeps retrying the release in the background: " + e.getMessage(), e);
+        }
+    }
+
     /** Drops the thread's record of an unconfirmed release of this lock, if any (the release goes on). */
-    private void forgetUnconfirmedRelease(LockEntry entry, Thread thread) {
-        if (entry.unconfirmed.remove(thread) != null) {
+    private void forgetUnconfirmedRelease(LockEntry entry, Object owner) {
+        if (owner instanceof Thread thread && entry.unconfirmed.remove(thread) != null) {
             releaseRef(entry);
         }
     }
 
-    /** Clean-up after a release: unregister, free the gate for the next local thread, drop the reference. */
+    /** Clean-up after a release: unregister, free the gate for the next local owner, drop the reference. */
     private void finish(Hold hold) {
         LockEntry entry = hold.entry;
         unregister(hold);
         entry.hold = null;
-        entry.gate.release();
+        entry.gate.leave();
         releaseRef(entry);
+        hold.settleLossFuture(store.address());
     }
 
     private void unregister(Hold hold) {
@@ -700,8 +1102,8 @@ public final class StoreLockProvider<H> implements LockProvider {
             hold.cleanupDeferred = deferred;
             recordLoss(hold);
         }
-        log.warn("Lock '{}' on {} lost by thread '{}' (token {}): {}", hold.entry.name, store.address(),
-                hold.thread.getName(), hold.token, reason);
+        log.warn("Lock '{}' on {} lost by {} (token {}): {}", hold.entry.name, store.address(), hold.ownerName(),
+                hold.token, reason);
         holdEnded(hold, HoldEnd.LOST, reason);
         notifyLost(hold);
         if (leaseEnded) {
@@ -727,7 +1129,7 @@ public final class StoreLockProvider<H> implements LockProvider {
      * still keeps the provider's other threads out (they would share the owner id).
      */
     private void abandonDeadHold(Hold hold) {
-        String reason = "its owner thread '" + hold.thread.getName() + "' ended without unlocking";
+        String reason = "its owner " + hold.ownerName() + " ended without unlocking";
         synchronized (hold) {
             if (hold.state != Hold.State.HELD) {
                 return;
@@ -744,8 +1146,8 @@ public final class StoreLockProvider<H> implements LockProvider {
 
     /** Under the hold's monitor: the lost record takes over the hold's reference on the entry. */
     private static void recordLoss(Hold hold) {
-        if (hold.thread.isAlive()) {
-            hold.entry.lost.put(hold.thread, hold);
+        if (hold.owner instanceof Thread thread && thread.isAlive()) {
+            hold.entry.lost.put(thread, hold);
             hold.recorded = true;
         }
     }
@@ -761,13 +1163,14 @@ public final class StoreLockProvider<H> implements LockProvider {
         synchronized (hold) {
             recorded = hold.recorded;
         }
-        entry.gate.release();
+        entry.gate.leave();
         if (!recorded) {
             releaseRef(entry);
         }
     }
 
     private void notifyLost(Hold hold) {
+        hold.settleLossFuture(store.address());
         LockListener listener = options.listener();
         String name = hold.entry.name;
         String reason = hold.lossReason();
@@ -785,9 +1188,9 @@ public final class StoreLockProvider<H> implements LockProvider {
         }
     }
 
-    /** Drops the unreported loss of {@code thread}, if any, and its reference on the entry. */
-    private void forgetLoss(LockEntry entry, Thread thread) {
-        if (entry.lost.remove(thread) != null) {
+    /** Drops the unreported loss of {@code owner} (a thread), if any, and its reference on the entry. */
+    private void forgetLoss(LockEntry entry, Object owner) {
+        if (owner instanceof Thread thread && entry.lost.remove(thread) != null) {
             releaseRef(entry);
         }
     }
@@ -796,15 +1199,14 @@ public final class StoreLockProvider<H> implements LockProvider {
         Hold lost = entry == null ? null : entry.lost.remove(me);
         if (lost != null) {
             releaseRef(entry);
-            return lostException(name, me, lost);
+            return lostException(lost);
         }
         return new IllegalMonitorStateException("Lock '" + name + "' on " + store.address()
                 + " is not held by thread '" + me.getName() + "' (" + what + ")");
     }
 
-    private LockLostException lostException(String name, Thread me, Hold lost) {
-        return new LockLostException("Lock '" + name + "' on " + store.address() + " was lost by thread '"
-                + me.getName() + "' (token " + lost.token + "): " + lost.lossReason());
+    private LockLostException lostException(Hold lost) {
+        return new LockLostException(lost.lossMessage(store.address()));
     }
 
     // ---------------------------------------------------------------- queries
@@ -813,7 +1215,7 @@ public final class StoreLockProvider<H> implements LockProvider {
     Hold heldByCurrentThread(String name) {
         LockEntry entry = entries.get(name);
         Hold hold = entry == null ? null : entry.hold;
-        if (hold == null || hold.thread != Thread.currentThread()) {
+        if (hold == null || hold.owner != Thread.currentThread()) {
             return null;
         }
         if (hold.isValid(time.nanoTime())) {
@@ -833,7 +1235,7 @@ public final class StoreLockProvider<H> implements LockProvider {
         Thread me = Thread.currentThread();
         Hold lost = entry == null ? null : entry.lost.get(me);
         if (lost != null) {
-            throw lostException(name, me, lost);
+            throw lostException(lost);
         }
         throw new IllegalMonitorStateException("Lock '" + name + "' on " + store.address()
                 + " is not held by thread '" + me.getName() + "' (fencingToken)");
@@ -922,7 +1324,7 @@ public final class StoreLockProvider<H> implements LockProvider {
         List<Hold> batch = new ArrayList<>();
         int size = Math.max(1, store.renewBatchSize());
         for (Hold hold : renewing) {
-            if (!hold.thread.isAlive()) {
+            if (hold.owner instanceof Thread thread && !thread.isAlive()) {
                 abandonDeadHold(hold);
                 continue;
             }
@@ -1077,8 +1479,9 @@ public final class StoreLockProvider<H> implements LockProvider {
         int abandoned = 0;
         for (LockEntry entry : entries.values()) {
             // wake everyone queued or waiting on this name; they see the closed flag and throw
-            entry.gate.release(POISON);
+            entry.gate.breakOpen();
             entry.signal.release(POISON);
+            entry.wake();
             Hold hold = entry.hold;
             if (hold == null) {
                 continue;
@@ -1089,6 +1492,7 @@ public final class StoreLockProvider<H> implements LockProvider {
                 }
                 hold.state = Hold.State.RELEASED;
             }
+            hold.settleLossFuture(store.address());
             if (time.nanoTime() - start > budget) {
                 abandoned++;
                 holdEnded(hold, HoldEnd.RELEASE_UNCONFIRMED, "provider closed: no time left to release it");
@@ -1106,6 +1510,10 @@ public final class StoreLockProvider<H> implements LockProvider {
             }
         }
         releases.closing(start + budget);
+        ThreadPoolExecutor async = asyncExecutor;
+        if (async != null) {
+            async.shutdown(); // after the entries woke every asynchronous run: each finds the provider closed
+        }
         for (LockEntry entry : entries.values()) {
             entry.unsubscribe();
         }

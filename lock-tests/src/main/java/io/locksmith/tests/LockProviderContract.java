@@ -14,6 +14,7 @@ import io.locksmith.LockLostException;
 import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
 import io.locksmith.tests.StoreControl.Fault;
+import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -27,6 +28,7 @@ import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -1896,6 +1898,285 @@ public abstract class LockProviderContract {
     // ------------------------------------------------------------------------------------------------------
     // Shared test machinery
     // ------------------------------------------------------------------------------------------------------
+
+    // ------------------------------------------------------------------------------------------------------
+    // Handles that own their hold, and asynchronous acquisition
+    // ------------------------------------------------------------------------------------------------------
+
+    /**
+     * acquireAsync()/tryAcquireAsync(wait): a handle owns its hold, any thread may close it exactly once, waiting
+     * blocks no thread, cancellation never leaves a hold, and the handle tells of its loss.
+     */
+    @Nested
+    @DisplayName("handles and asynchronous acquisition")
+    public class HandlesAndAsync {
+
+        @Test
+        @DisplayName("acquireAsync() on a free lock gives a valid handle that excludes others and any thread closes "
+                + "exactly once")
+        void handleClosedFromAnotherThread() throws Exception {
+            LockProvider provider = open();
+            DistributedLock lock = provider.getLock("async-free");
+            DistributedLock other = open().getLock("async-free");
+            LockHandle handle = await(lock.acquireAsync(), opBound(), "acquireAsync() of a free lock");
+            assertThat(handle.lock()).isEqualTo(lock);
+            assertThat(handle.isValid()).as("isValid() of a new handle").isTrue();
+            long token = handle.fencingToken();
+            assertThat(token).isPositive();
+            assertThat(lock.isHeldByCurrentThread()).as("the handle's hold belongs to no thread").isFalse();
+            assertThat(other.tryLock()).as("another provider's tryLock() while the handle holds").isFalse();
+            actor("closer").run(opBound(), handle::close);
+            assertThat(handle.isValid()).as("isValid() after close()").isFalse();
+            assertThatThrownBy(handle::fencingToken).isInstanceOf(IllegalStateException.class);
+            handle.close(); // exactly once: a second close does nothing
+            assertThat(other.tryLock()).as("another provider's tryLock() after the handle was closed").isTrue();
+            assertThat(other.fencingToken()).isGreaterThan(token);
+            other.unlock();
+        }
+
+        @Test
+        @DisplayName("a handle is not reentrant: the acquiring thread's own lock() waits for it, and it waits for "
+                + "the thread's hold")
+        void handleIsNotReentrant() throws Exception {
+            DistributedLock lock = open().getLock("async-owner");
+            lock.lock();
+            CompletableFuture<LockHandle> pending = lock.acquireAsync();
+            // the thread's hold stays while the handle waits; nothing can grant it meanwhile
+            assertThat(lock.tryLock()).as("the holding thread re-enters its own hold").isTrue();
+            lock.unlock();
+            assertThat(pending).as("acquireAsync() while this thread holds the lock").isNotDone();
+            long threadToken = lock.fencingToken();
+            lock.unlock();
+            LockHandle handle = await(pending, waitBound(Duration.ZERO), "acquireAsync() after the thread unlocked");
+            assertThat(handle.fencingToken()).isGreaterThan(threadToken);
+            assertThat(lock.tryLock()).as("the thread's tryLock() while its handle holds").isFalse();
+            handle.close();
+            assertThat(lock.tryLock()).as("the thread's tryLock() after the handle was closed").isTrue();
+            lock.unlock();
+        }
+
+        @Test
+        @DisplayName("300 asynchronous waiters on one lock block no thread, are served one at a time with growing "
+                + "tokens, and each handle is closed by the executor that completed it")
+        void manyWaitersBlockNoThread() throws Exception {
+            int waiters = 300;
+            LockProvider provider = open();
+            DistributedLock lock = provider.getLock("async-many");
+            DistributedLock holder = open().getLock("async-many");
+            holder.lock();
+            ExclusionChecker checker = new ExclusionChecker();
+            List<Long> tokens = new CopyOnWriteArrayList<>();
+            List<Throwable> failures = new CopyOnWriteArrayList<>();
+            int threadsBefore = liveThreads();
+            List<CompletableFuture<Void>> done = new ArrayList<>();
+            for (int i = 0; i < waiters; i++) {
+                String owner = "handle-" + i;
+                done.add(lock.acquireAsync().thenAccept(handle -> {
+                    try {
+                        long token = handle.fencingToken();
+                        checker.acquired("async-many", owner, token);
+                        tokens.add(token);
+                        checker.releasing("async-many", owner);
+                        handle.close();
+                    } catch (Throwable t) {
+                        failures.add(t);
+                    }
+                }));
+            }
+            int threadsWaiting = liveThreads();
+            assertThat(done).as("waiters completed while another provider holds the lock")
+                    .noneMatch(CompletableFuture::isDone);
+            assertThat(providerThreads(provider)).as("the provider's own threads with %d waiters", waiters)
+                    .isLessThanOrEqualTo(5);
+            assertThat(threadsWaiting - threadsBefore)
+                    .as("threads added to the JVM by %d asynchronous waiters", waiters).isLessThan(waiters / 10);
+            holder.unlock();
+            await(CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)),
+                    Duration.ofSeconds(60).plus(slack()), "all asynchronous waiters served");
+            assertThat(failures).isEmpty();
+            checker.assertClean();
+            assertThat(checker.report().acquisitions()).isEqualTo(waiters);
+            assertThat(tokens).as("tokens in the order the handles were granted").isSorted()
+                    .doesNotHaveDuplicates();
+        }
+
+        @Test
+        @DisplayName("threads and handles of several providers never overlap")
+        void threadsAndHandlesNeverOverlap() throws Exception {
+            String name = "async-mixed";
+            int rounds = 20;
+            ExclusionChecker checker = new ExclusionChecker();
+            AtomicInteger counter = new AtomicInteger();
+            List<Future<Void>> workers = new ArrayList<>();
+            for (int p = 0; p < 2; p++) {
+                LockProvider provider = open();
+                DistributedLock lock = provider.getLock(name);
+                for (int t = 0; t < 2; t++) {
+                    String owner = provider.clientId() + "#" + t;
+                    boolean async = t == 1;
+                    workers.add(actor("mixed-p" + p + "-t" + t).submit(() -> {
+                        for (int i = 0; i < rounds; i++) {
+                            LockHandle handle = async ? lock.acquireAsync().get() : lock.acquire();
+                            try {
+                                checker.acquired(name, owner, handle.fencingToken());
+                                int read = counter.get();
+                                Thread.yield();
+                                counter.set(read + 1);
+                                checker.releasing(name, owner);
+                            } finally {
+                                handle.close();
+                            }
+                        }
+                        return null;
+                    }));
+                }
+            }
+            for (Future<Void> worker : workers) {
+                await(worker, Duration.ofSeconds(60).plus(slack()), "worker of the mixed run");
+            }
+            checker.assertClean();
+            assertThat(counter.get()).isEqualTo(4 * rounds);
+        }
+
+        @Test
+        @DisplayName("cancelling a waiting future abandons the wait: the lock goes to the next owner")
+        void cancelledWaitLeavesNothing() throws Exception {
+            LockProvider provider = open();
+            DistributedLock lock = provider.getLock("async-cancel");
+            DistributedLock holder = open().getLock("async-cancel");
+            DistributedLock third = open().getLock("async-cancel");
+            holder.lock();
+            CompletableFuture<LockHandle> cancelled = lock.acquireAsync();
+            CompletableFuture<LockHandle> next = lock.acquireAsync();
+            assertThat(cancelled.cancel(true)).isTrue();
+            holder.unlock();
+            LockHandle handle = await(next, waitBound(Duration.ZERO), "the waiter queued behind the cancelled one");
+            assertThat(cancelled).isCancelled();
+            handle.close();
+            assertThat(third.tryLock()).as("a third provider's tryLock() after every handle was closed").isTrue();
+            third.unlock();
+        }
+
+        @Test
+        @DisplayName("a future cancelled at the moment of the grant never leaves a hold (20 races)")
+        void cancelRacingTheGrantLeavesNothing() throws Exception {
+            LockProvider provider = open();
+            DistributedLock lock = provider.getLock("async-race");
+            DistributedLock holder = open().getLock("async-race");
+            DistributedLock checker = open().getLock("async-race");
+            for (int round = 0; round < 20; round++) {
+                holder.lock();
+                CompletableFuture<LockHandle> waiting = lock.acquireAsync();
+                CountDownLatch go = new CountDownLatch(1);
+                Future<Boolean> cancel = actor("canceller-" + round).submit(() -> {
+                    go.await();
+                    return waiting.cancel(true);
+                });
+                go.countDown();
+                holder.unlock();
+                boolean wasCancelled = await(cancel, opBound(), "cancel()");
+                if (!wasCancelled) {
+                    await(waiting, opBound(), "the handle granted before the cancel").close();
+                }
+                awaitTrue("round " + round + ": another provider takes the lock after the cancelled or closed "
+                        + "acquisition", waitBound(Duration.ZERO), checker::tryLock);
+                checker.unlock();
+            }
+        }
+
+        @Test
+        @DisplayName("tryAcquireAsync(wait) fails with TimeoutException while the lock is held and leaves nothing; "
+                + "bad waits are refused")
+        void tryAcquireAsyncTimesOut() throws Exception {
+            DistributedLock lock = open().getLock("async-timeout");
+            DistributedLock holder = open().getLock("async-timeout");
+            holder.lock();
+            Duration wait = Duration.ofMillis(200);
+            long start = System.nanoTime();
+            CompletableFuture<LockHandle> timed = lock.tryAcquireAsync(wait);
+            Throwable failure = awaitFailure(timed, waitBound(wait), "tryAcquireAsync(200 ms) of a held lock");
+            assertThat(failure).isInstanceOf(java.util.concurrent.TimeoutException.class);
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("time until the timeout")
+                    .isGreaterThanOrEqualTo(wait);
+            assertThat(awaitFailure(lock.tryAcquireAsync(Duration.ZERO), opBound(),
+                    "tryAcquireAsync(0) of a held lock")).isInstanceOf(java.util.concurrent.TimeoutException.class);
+            assertThatThrownBy(() -> lock.tryAcquireAsync(Duration.ofMillis(-1)))
+                    .isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> lock.tryAcquireAsync(null)).isInstanceOf(NullPointerException.class);
+            holder.unlock();
+            LockHandle handle = await(lock.tryAcquireAsync(Duration.ZERO), opBound(),
+                    "tryAcquireAsync(0) of a free lock");
+            handle.close();
+        }
+
+        @Test
+        @DisplayName("a handle whose hold is deleted in the store is told once through whenLost(); closing it "
+                + "then throws LockLostException; a closed handle's whenLost() is cancelled")
+        void handleToldOfItsLoss() throws Exception {
+            LockProvider provider = open();
+            DistributedLock lock = provider.getLock("async-lost");
+            LockHandle handle = await(lock.acquireAsync(), opBound(), "acquireAsync()");
+            CompletableFuture<LockLostException> lost = handle.whenLost();
+            assertThat(lost).isNotDone();
+            long token = handle.fencingToken();
+            forceRelease(namespace(), "async-lost");
+            LockLostException loss = await(lost, lossBound(provider), "whenLost() after the forced release");
+            assertThat(loss.getMessage()).contains("async-lost").contains("token " + token);
+            assertThat(handle.isValid()).isFalse();
+            assertThatThrownBy(handle::fencingToken).isInstanceOf(LockLostException.class);
+            assertThatThrownBy(handle::close).isInstanceOf(LockLostException.class);
+            handle.close(); // once
+            assertLostOnce(provider, "async-lost");
+
+            LockHandle next = await(lock.acquireAsync(), opBound(), "acquireAsync() after the loss");
+            CompletableFuture<LockLostException> ended = next.whenLost();
+            next.close();
+            awaitTrue("whenLost() of a closed handle is cancelled", opBound(), ended::isCancelled);
+        }
+
+        @Test
+        @DisplayName("closing the provider fails its waiting futures with IllegalStateException and releases its "
+                + "handles")
+        void closeEndsWaitsAndHandles() throws Exception {
+            LockProvider provider = open();
+            DistributedLock lock = provider.getLock("async-close");
+            DistributedLock other = open().getLock("async-close");
+            LockHandle handle = await(lock.acquireAsync(), opBound(), "acquireAsync()");
+            CompletableFuture<LockHandle> waiting = lock.acquireAsync();
+            CompletableFuture<LockLostException> lost = handle.whenLost();
+            provider.close();
+            Throwable failure = awaitFailure(waiting, opBound(), "the waiting future when the provider closed");
+            assertThat(failure).isInstanceOf(IllegalStateException.class);
+            assertThat(lost).as("whenLost() of a handle released by close()").isCancelled();
+            assertThat(handle.isValid()).isFalse();
+            awaitTrue("another provider takes the lock the closed provider released", opBound(), other::tryLock);
+            other.unlock();
+            assertThatThrownBy(lock::acquireAsync).isInstanceOf(IllegalStateException.class);
+        }
+
+        private Throwable awaitFailure(CompletableFuture<?> future, Duration bound, String what)
+                throws InterruptedException {
+            Object value;
+            try {
+                value = await(future, bound, what);
+            } catch (InterruptedException | AssertionError e) {
+                throw e;
+            } catch (Throwable failed) {
+                return failed;
+            }
+            throw new AssertionError(what + " completed with " + value + "; expected it to fail");
+        }
+
+        private int providerThreads(LockProvider provider) {
+            String prefix = "locksmith-" + provider.clientId().substring(0, 8);
+            return (int) Thread.getAllStackTraces().keySet().stream()
+                    .filter(t -> t.getName().startsWith(prefix)).count();
+        }
+
+        private int liveThreads() {
+            return ManagementFactory.getThreadMXBean().getThreadCount();
+        }
+    }
 
     private void inject(Fault fault) {
         StoreControl control = storeControl().orElseThrow();

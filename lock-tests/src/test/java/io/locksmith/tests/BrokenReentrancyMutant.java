@@ -6,6 +6,7 @@ import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import org.junit.jupiter.api.Tag;
@@ -118,6 +119,16 @@ class BrokenReentrancyMutant extends LocalMutantContract {
         @Override
         public Optional<LockHandle> tryAcquire(Duration wait) throws InterruptedException {
             return delegate.tryAcquire(wait);
+        }
+
+        @Override
+        public CompletableFuture<LockHandle> acquireAsync() {
+            return delegate.acquireAsync();
+        }
+
+        @Override
+        public CompletableFuture<LockHandle> tryAcquireAsync(Duration wait) {
+            return delegate.tryAcquireAsync(wait);
         }
 
         @Override
