@@ -6,24 +6,20 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
-import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.LocalDateTime;
 import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.TimeUnit;
 
 /**
- * The SQL that differs between databases. Every time comparison uses the database's clock (UTC where the
- * database has zone-less timestamps), never the client's, so clients whose clocks disagree still agree on
- * which leases ended.
+ * The SQL that differs between databases, and what the store must know of each database (its isolation level,
+ * error codes, how it returns timestamps); {@link LockTable} runs the statements. Every time comparison uses the
+ * database's clock (UTC where the database has zone-less timestamps), never the client's, so clients whose clocks
+ * disagree still agree on which leases ended.
  *
  * <p>Lease arithmetic takes the lease as a bind parameter in microseconds. A new row starts its token at the
  * database clock's Unix time in microseconds, so a row deleted by {@link JdbcLockProviders#deleteIdleRows} and
@@ -33,10 +29,10 @@ import java.util.concurrent.TimeUnit;
  */
 abstract class Dialect {
 
-    static final Dialect MYSQL = new MySql("MySQL", false);
-    static final Dialect MARIADB = new MySql("MariaDB", true);
-    static final Dialect POSTGRESQL = new PostgreSql();
-    static final Dialect H2 = new H2();
+    static final Dialect MYSQL = new MySqlDialect("MySQL", false);
+    static final Dialect MARIADB = new MySqlDialect("MariaDB", true);
+    static final Dialect POSTGRESQL = new PostgreSqlDialect();
+    static final Dialect H2 = new H2Dialect();
 
     private final String displayName;
     private final String ddlResource;
@@ -137,6 +133,15 @@ abstract class Dialect {
     /** The first token of a new row: the database clock's Unix time in microseconds. */
     abstract String tokenSeed();
 
+    /** Whole microseconds from the database clock's now until the timestamp {@code column}; negative if past. */
+    abstract String microsUntil(String column);
+
+    /** Reads a timestamp column this dialect wrote with {@link #now()}. */
+    Instant instant(ResultSet row, int column) throws SQLException {
+        OffsetDateTime at = row.getObject(column, OffsetDateTime.class);
+        return at == null ? null : at.toInstant();
+    }
+
     // ---------------------------------------------------------------- lease mode
 
     /**
@@ -157,143 +162,110 @@ abstract class Dialect {
                 + now() + ")";
     }
 
-    /** Runs the acquisition with the bound statement of {@link #acquireSql}: the new token, or -1 if busy. */
-    abstract long acquire(PreparedStatement statement) throws SQLException;
-
-    /** The acquisition statement; see {@link #acquireUpdate}. */
+    /**
+     * The acquisition statement, binding as {@link #acquireUpdate}: a query whose one row is the new token, or,
+     * where {@link #tokenIsGeneratedKey}, an update whose generated key is the new token.
+     */
     abstract String acquireSql(String table);
 
-    /** Whether {@link #acquireSql} must be prepared with generated keys. */
-    boolean acquireReturnsGeneratedKeys() {
-        return false;
+    /**
+     * Whether the token statements ({@link #acquireSql}, {@link #drawTokenSql}) are updates that return their
+     * token as the generated key, with {@link #lastGeneratedKey} to read it where the driver does not; otherwise
+     * they are queries whose one row is the token.
+     */
+    final boolean tokenIsGeneratedKey() {
+        return lastGeneratedKey() != null;
     }
 
-    /** Whole microseconds from the database clock's now until the timestamp {@code column}; negative if past. */
-    abstract String microsUntil(String column);
-
-    /** Reads a timestamp column this dialect wrote with {@link #now()}. */
-    abstract Instant instant(ResultSet row, int column) throws SQLException;
+    /**
+     * The query that reads the key the connection's last token statement generated, or null where token
+     * statements return their token as a row; see {@link #tokenIsGeneratedKey}.
+     */
+    String lastGeneratedKey() {
+        return null;
+    }
 
     // ---------------------------------------------------------------- session mode
 
     /**
-     * Locks the row of {@code key} in the connection's open transaction, waiting for it at most {@code wait}
-     * (a zero wait fails at once if it is taken; a wait may be rounded down to what the database can express,
-     * and H2 never waits), so that the machinery polls for the rest.
-     *
-     * @return true if locked; false if the row does not exist
-     * @throws SQLException that {@link #isLockNotAvailable} recognises if another transaction holds it
+     * The statement that sets the lock wait of the next locking read ({@link LockTable#lockRow}) to {@code wait},
+     * or null if none is needed.
      */
-    abstract boolean lockRow(Connection connection, String table, byte[] key, Duration wait, int queryTimeoutSeconds,
-            StatementRegistry registry) throws SQLException;
-
-    /**
-     * Draws a session-mode fencing token from the table's counter on {@code connection}, which is in autocommit
-     * and no holder's: the statement commits before the token is handed out, so the counter's advance is on disk
-     * when the holder sees its token and a database restarted after a crash never hands the token out again. (A
-     * holder's own transaction never commits, and a counter advanced inside it can come back after a crash.)
-     */
-    abstract long drawToken(Connection connection, String table, int queryTimeoutSeconds) throws SQLException;
-
-    /**
-     * Deletes what earlier draws left in the token counter below {@code below}, on the connection of
-     * {@link #drawToken}; nothing to do where the counter is a sequence.
-     */
-    void trimTokens(Connection connection, String table, long below, int queryTimeoutSeconds) throws SQLException {
+    String lockWaitSetting(Duration wait) {
+        return null;
     }
 
-    /**
-     * Records a session-mode hold in the row of {@code key}, which the connection's transaction has just locked,
-     * where other sessions can read it (see {@link #sessionHolder}).
-     *
-     * @param holderColumn whether the table has the {@code holder} column for the connection's server id
-     */
-    void recordSessionHold(Connection connection, String table, byte[] key, String owner, long token,
-            boolean holderColumn, int queryTimeoutSeconds) throws SQLException {
-        try (PreparedStatement record = connection.prepareStatement("UPDATE " + table + " SET owner = ?, token = ?,"
-                + " acquired_at = " + now() + (holderColumn ? ", holder = " + connectionId() : "")
-                + " WHERE lock_key = ?")) {
-            record.setQueryTimeout(queryTimeoutSeconds);
-            record.setString(1, owner);
-            record.setLong(2, token);
-            record.setBytes(3, key);
-            record.executeUpdate();
-        }
-    }
-
-    /** The SQL expression of the current connection's server id, for the {@code holder} column. */
-    String connectionId() {
-        throw new UnsupportedOperationException(displayName + " records no holder");
-    }
+    /** The locking clause of the read that locks a row within {@code wait}, after {@link #lockWaitSetting}. */
+    abstract String forUpdate(Duration wait);
 
     /**
-     * The session-mode hold of the row of {@code key} as another connection sees it, or null if the row is not
-     * held. Read in autocommit; no row lock is taken.
+     * Whether the locking read may block, so that it must run where an interrupt can cancel it. Not on H2, whose
+     * reads never wait.
      */
-    abstract SessionHolder sessionHolder(Connection connection, String table, byte[] key, boolean holderColumn,
-            int queryTimeoutSeconds) throws SQLException;
-
-    /**
-     * Ends the server connection with this id, whose open transaction the database then rolls back; does nothing
-     * if the connection is gone already.
-     */
-    abstract void terminate(Connection connection, long connectionId, int queryTimeoutSeconds) throws SQLException;
-
-    /** Whether session-mode holders record their connection's server id in the table's {@code holder} column. */
-    boolean recordsHolder() {
-        return false;
+    boolean locksBlock() {
+        return true;
     }
 
-    /**
-     * A session-mode hold as the database shows it to other sessions.
-     *
-     * @param owner the holder's client id, or a description of the holding connection where the database does
-     *     not show the client id
-     * @param acquiredAt when the hold began by the database clock, or null if not shown
-     * @param token the hold's fencing token, or null if not shown
-     * @param connectionId the server id of the holding connection, or null if not recorded
-     */
-    record SessionHolder(String owner, Instant acquiredAt, Long token, Long connectionId) {
-    }
-
-    /**
-     * Reads the record {@link #beginSessionHold} wrote inside the holder's still open transaction: a dirty read,
-     * which MySQL, MariaDB and H2 allow at READ UNCOMMITTED. The holder never commits, so the committed row
-     * always has no owner, and the rollback that ends the hold (release, lease end, or the database ending a
-     * dead connection's transaction) erases the record with the hold: an owner in the dirty row means a live
-     * hold. Between the row lock and the record the acquisition has not returned yet, and the row reads free.
-     */
-    final SessionHolder uncommittedHolder(Connection connection, String table, byte[] key, boolean holderColumn,
-            int queryTimeoutSeconds) throws SQLException {
-        int isolation = connection.getTransactionIsolation();
-        connection.setTransactionIsolation(Connection.TRANSACTION_READ_UNCOMMITTED);
-        try (PreparedStatement select = connection.prepareStatement("SELECT owner, acquired_at, token"
-                + (holderColumn ? ", holder" : "") + " FROM " + table + " WHERE lock_key = ?")) {
-            select.setQueryTimeout(queryTimeoutSeconds);
-            select.setBytes(1, key);
-            try (ResultSet row = select.executeQuery()) {
-                if (!row.next() || row.getString(1) == null) {
-                    return null;
-                }
-                Long holder = null;
-                if (holderColumn) {
-                    long id = row.getLong(4);
-                    holder = row.wasNull() ? null : id;
-                }
-                return new SessionHolder(row.getString(1), instant(row, 2), row.getLong(3), holder);
-            }
-        } finally {
-            connection.setTransactionIsolation(isolation);
-        }
-    }
-
-    /** Undoes session settings {@link #lockRow} changed, before the connection goes back to its pool. */
-    void resetSession(Connection connection) throws SQLException {
+    /** The statement that undoes {@link #lockWaitSetting} before the connection goes back to its pool, or null. */
+    String resetSession() {
+        return null;
     }
 
     /** A locking read that skips rows other transactions hold: for probing which session locks are held. */
     String skipLocked() {
         return " FOR UPDATE SKIP LOCKED";
+    }
+
+    /**
+     * The statement that draws a session-mode fencing token from the table's counter, in autocommit (see
+     * {@link #tokenIsGeneratedKey} for how it returns the token).
+     */
+    abstract String drawTokenSql(String table);
+
+    /**
+     * Deletes what earlier draws left in the token counter below the bound value, or null where the counter is a
+     * sequence.
+     */
+    String trimTokensSql(String table) {
+        return null;
+    }
+
+    /**
+     * Whether session-mode holders record their hold (owner, token, start, and their connection's server id in
+     * the table's {@code holder} column) in the row their transaction locked, where other sessions read it
+     * uncommitted; otherwise nothing is recorded and {@link #rowLockHolderSql} finds the holder.
+     */
+    final boolean recordsHolder() {
+        return connectionId() != null;
+    }
+
+    /**
+     * The SQL expression of the current connection's server id, for the {@code holder} column; null where holders
+     * record nothing (see {@link #recordsHolder}).
+     */
+    String connectionId() {
+        return null;
+    }
+
+    /**
+     * Where holders record nothing ({@link #recordsHolder}): the query for the server id of the connection whose
+     * transaction holds the row lock of the bound key, with no row if none does.
+     */
+    String rowLockHolderSql(String table) {
+        throw new UnsupportedOperationException(displayName + " records its holders");
+    }
+
+    /**
+     * The statement that ends the server connection {@code connectionId}, with the id in the text, or null where
+     * {@link #terminateQuery} ends it.
+     */
+    String killStatement(long connectionId) {
+        return null;
+    }
+
+    /** The query that ends the server connection whose id it binds; see {@link #killStatement}. */
+    String terminateQuery() {
+        throw new UnsupportedOperationException(displayName + " kills connections by statement");
     }
 
     // ---------------------------------------------------------------- errors
@@ -302,12 +274,17 @@ abstract class Dialect {
     abstract boolean isLockNotAvailable(SQLException e);
 
     /**
-     * Whether {@code e}, raised on {@code connection} by work that began at {@code startNanos}, ended a lock
-     * wait that an interrupt of the calling thread cut short in a database that then clears the thread's
-     * interrupt status (H2, which runs in-process). Other databases run elsewhere and never touch it.
+     * Whether {@code e} may have ended a lock wait that an interrupt of the calling thread cut short in a database
+     * that then clears the thread's interrupt status (H2, which runs in-process); if so, the wait was cut short
+     * when it ended before {@link #lockTimeoutQuery} says. Other databases run elsewhere and never touch it.
      */
-    boolean swallowedInterrupt(Connection connection, SQLException e, long startNanos) {
+    boolean maySwallowInterrupt(SQLException e) {
         return false;
+    }
+
+    /** The query for the connection's lock timeout in milliseconds; see {@link #maySwallowInterrupt}. */
+    String lockTimeoutQuery() {
+        throw new UnsupportedOperationException(displayName + " never swallows interrupts");
     }
 
     /** Whether {@code e} says the lock table does not exist. */
@@ -316,11 +293,12 @@ abstract class Dialect {
     /** Whether {@code e} is a unique-key violation. */
     abstract boolean isDuplicateKey(SQLException e);
 
-    /** Registers the statement a thread blocks in, so that an interrupt can cancel it. */
-    interface StatementRegistry {
-        /** Runs {@code statement}'s query while an interrupt of the current thread cancels it. */
-        ResultSet executeQuery(PreparedStatement statement) throws SQLException;
+    /** Whether {@code e}, from ending a server connection, says the connection is gone already. */
+    boolean isNoSuchConnection(SQLException e) {
+        return false;
     }
+
+    // ---------------------------------------------------------------- shared
 
     static long micros(Duration duration) {
         return Math.max(0, duration.toNanos() / 1000);
@@ -353,501 +331,5 @@ abstract class Dialect {
             }
         }
         return false;
-    }
-
-    private static long readLong(ResultSet rows) throws SQLException {
-        try (rows) {
-            return rows.next() ? rows.getLong(1) : -1;
-        }
-    }
-
-    // =============================================================================================== MySQL
-
-    /** MySQL 8.0+ and MariaDB 10.6+; MariaDB adds {@code FOR UPDATE WAIT n}. */
-    private static final class MySql extends Dialect {
-        private static final int ER_LOCK_WAIT_TIMEOUT = 1205;
-        private static final int ER_LOCK_DEADLOCK = 1213;
-        private static final int ER_LOCK_NOWAIT = 3572;
-        private static final int ER_NO_SUCH_TABLE = 1146;
-        private static final int ER_DUP_ENTRY = 1062;
-        private static final int ER_NO_SUCH_THREAD = 1094;
-
-        private final boolean mariaDb;
-
-        MySql(String displayName, boolean mariaDb) {
-            super(displayName, "mysql");
-            this.mariaDb = mariaDb;
-        }
-
-        @Override
-        int isolation() {
-            return Connection.TRANSACTION_REPEATABLE_READ;
-        }
-
-        @Override
-        String now() {
-            // UTC_TIMESTAMP does not depend on the session's time_zone, which clients may set differently
-            return "UTC_TIMESTAMP(6)";
-        }
-
-        @Override
-        String nowPlusMicros() {
-            return "UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND";
-        }
-
-        @Override
-        String nowMinusMicros() {
-            return "UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND";
-        }
-
-        @Override
-        String tokenSeed() {
-            return "CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED)";
-        }
-
-        @Override
-        String insertIfAbsent(String table) {
-            return "INSERT IGNORE INTO " + table + " (lock_key, namespace, name, owner, token, acquired_at, expires_at)"
-                    + " VALUES (?, ?, ?, NULL, " + tokenSeed() + ", NULL, " + now() + ")";
-        }
-
-        @Override
-        String acquireSql(String table) {
-            // LAST_INSERT_ID(expr) puts the new token into the OK packet, which drivers expose as the generated
-            // key: the token comes back in the same round trip as the compare-and-set.
-            return acquireUpdate(table, "LAST_INSERT_ID(token + 1)");
-        }
-
-        @Override
-        boolean acquireReturnsGeneratedKeys() {
-            return true;
-        }
-
-        @Override
-        String microsUntil(String column) {
-            return "TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), " + column + ")";
-        }
-
-        @Override
-        Instant instant(ResultSet row, int column) throws SQLException {
-            // DATETIME has no zone; Locksmith writes UTC_TIMESTAMP into it
-            LocalDateTime utc = row.getObject(column, LocalDateTime.class);
-            return utc == null ? null : utc.toInstant(ZoneOffset.UTC);
-        }
-
-        @Override
-        long acquire(PreparedStatement statement) throws SQLException {
-            if (statement.executeUpdate() == 0) {
-                return -1;
-            }
-            try (ResultSet keys = statement.getGeneratedKeys()) {
-                if (keys.next()) {
-                    return keys.getLong(1);
-                }
-            }
-            try (Statement select = statement.getConnection().createStatement()) {
-                return readLong(select.executeQuery("SELECT LAST_INSERT_ID()"));
-            }
-        }
-
-        @Override
-        boolean lockRow(Connection connection, String table, byte[] key, Duration wait, int queryTimeoutSeconds,
-                StatementRegistry registry) throws SQLException {
-            // innodb_lock_wait_timeout and WAIT take whole seconds: round down, the machinery polls the rest
-            long seconds = wait.getSeconds();
-            String suffix;
-            if (seconds <= 0) {
-                suffix = " FOR UPDATE NOWAIT";
-            } else if (mariaDb) {
-                suffix = " FOR UPDATE WAIT " + seconds;
-            } else {
-                try (Statement set = connection.createStatement()) {
-                    set.setQueryTimeout(queryTimeoutSeconds);
-                    set.execute("SET SESSION innodb_lock_wait_timeout = " + seconds);
-                }
-                suffix = " FOR UPDATE";
-            }
-            try (PreparedStatement select = connection.prepareStatement("SELECT token FROM " + table
-                    + " WHERE lock_key = ?" + suffix)) {
-                select.setQueryTimeout(queryTimeoutSeconds);
-                select.setBytes(1, key);
-                try (ResultSet row = registry.executeQuery(select)) {
-                    return row.next();
-                }
-            }
-        }
-
-        @Override
-        void resetSession(Connection connection) throws SQLException {
-            if (!mariaDb) {
-                try (Statement set = connection.createStatement()) {
-                    set.execute("SET SESSION innodb_lock_wait_timeout = DEFAULT");
-                }
-            }
-        }
-
-        @Override
-        long drawToken(Connection connection, String table, int queryTimeoutSeconds) throws SQLException {
-            // Each draw commits a row to take the next AUTO_INCREMENT value, which is never handed out again
-            // (persisted since MySQL 8.0 and MariaDB 10.2.4, also after the rows are deleted: see trimTokens).
-            try (Statement insert = connection.createStatement()) {
-                insert.setQueryTimeout(queryTimeoutSeconds);
-                insert.executeUpdate("INSERT INTO " + table + "_token () VALUES ()", Statement.RETURN_GENERATED_KEYS);
-                try (ResultSet keys = insert.getGeneratedKeys()) {
-                    if (keys.next()) {
-                        return keys.getLong(1);
-                    }
-                }
-                return readLong(insert.executeQuery("SELECT LAST_INSERT_ID()"));
-            }
-        }
-
-        @Override
-        void trimTokens(Connection connection, String table, long below, int queryTimeoutSeconds)
-                throws SQLException {
-            try (PreparedStatement delete = connection.prepareStatement("DELETE FROM " + table
-                    + "_token WHERE token < ?")) {
-                delete.setQueryTimeout(queryTimeoutSeconds);
-                delete.setLong(1, below);
-                delete.executeUpdate();
-            }
-        }
-
-        @Override
-        String connectionId() {
-            return "CONNECTION_ID()";
-        }
-
-        @Override
-        SessionHolder sessionHolder(Connection connection, String table, byte[] key, boolean holderColumn,
-                int queryTimeoutSeconds) throws SQLException {
-            return uncommittedHolder(connection, table, key, holderColumn, queryTimeoutSeconds);
-        }
-
-        @Override
-        void terminate(Connection connection, long connectionId, int queryTimeoutSeconds) throws SQLException {
-            try (Statement kill = connection.createStatement()) {
-                kill.setQueryTimeout(queryTimeoutSeconds);
-                kill.execute("KILL CONNECTION " + connectionId);
-            } catch (SQLException e) {
-                if (!hasCode(e, ER_NO_SUCH_THREAD)) {
-                    throw e;
-                }
-            }
-        }
-
-        @Override
-        boolean recordsHolder() {
-            return true;
-        }
-
-        @Override
-        boolean isLockNotAvailable(SQLException e) {
-            return hasCode(e, ER_LOCK_WAIT_TIMEOUT, ER_LOCK_DEADLOCK, ER_LOCK_NOWAIT);
-        }
-
-        @Override
-        boolean isMissingTable(SQLException e) {
-            return hasCode(e, ER_NO_SUCH_TABLE) || hasState(e, "42S02");
-        }
-
-        @Override
-        boolean isDuplicateKey(SQLException e) {
-            return hasCode(e, ER_DUP_ENTRY);
-        }
-    }
-
-    // ========================================================================================== PostgreSQL
-
-    /** PostgreSQL 9.5+. */
-    private static final class PostgreSql extends Dialect {
-
-        PostgreSql() {
-            super("PostgreSQL", "postgresql");
-        }
-
-        @Override
-        String now() {
-            // a single statement in autocommit is its own transaction, so now() is the statement's time
-            return "now()";
-        }
-
-        @Override
-        String nowPlusMicros() {
-            return "now() + ? * INTERVAL '1 microsecond'";
-        }
-
-        @Override
-        String nowMinusMicros() {
-            return "now() - ? * INTERVAL '1 microsecond'";
-        }
-
-        @Override
-        String tokenSeed() {
-            return "(extract(epoch FROM clock_timestamp()) * 1000000)::bigint";
-        }
-
-        @Override
-        String insertIfAbsent(String table) {
-            return "INSERT INTO " + table + " (lock_key, namespace, name, owner, token, acquired_at, expires_at)"
-                    + " VALUES (?, ?, ?, NULL, " + tokenSeed() + ", NULL, now()) ON CONFLICT (lock_key) DO NOTHING";
-        }
-
-        @Override
-        String acquireSql(String table) {
-            return acquireUpdate(table, "token + 1") + " RETURNING token";
-        }
-
-        @Override
-        long acquire(PreparedStatement statement) throws SQLException {
-            return readLong(statement.executeQuery());
-        }
-
-        @Override
-        boolean lockRow(Connection connection, String table, byte[] key, Duration wait, int queryTimeoutSeconds,
-                StatementRegistry registry) throws SQLException {
-            String suffix;
-            if (wait.toMillis() <= 0) {
-                suffix = " FOR UPDATE NOWAIT";
-            } else {
-                try (Statement set = connection.createStatement()) {
-                    set.setQueryTimeout(queryTimeoutSeconds);
-                    // SET LOCAL ends with the transaction, so the pooled connection keeps its own setting
-                    set.execute("SET LOCAL lock_timeout = '" + wait.toMillis() + "ms'");
-                }
-                suffix = " FOR UPDATE";
-            }
-            try (PreparedStatement select = connection.prepareStatement("SELECT token FROM " + table
-                    + " WHERE lock_key = ?" + suffix)) {
-                select.setQueryTimeout(queryTimeoutSeconds);
-                select.setBytes(1, key);
-                try (ResultSet row = registry.executeQuery(select)) {
-                    return row.next();
-                }
-            }
-        }
-
-        @Override
-        String microsUntil(String column) {
-            return "(extract(epoch FROM " + column + " - now()) * 1000000)::bigint";
-        }
-
-        @Override
-        Instant instant(ResultSet row, int column) throws SQLException {
-            OffsetDateTime at = row.getObject(column, OffsetDateTime.class);
-            return at == null ? null : at.toInstant();
-        }
-
-        @Override
-        long drawToken(Connection connection, String table, int queryTimeoutSeconds) throws SQLException {
-            // nextval() WAL-logs the sequence ahead of the values it hands out and then takes a transaction id,
-            // so the autocommit's commit flushes that record before the value is returned
-            try (Statement select = connection.createStatement()) {
-                select.setQueryTimeout(queryTimeoutSeconds);
-                return readLong(select.executeQuery("SELECT nextval('" + table + "_token')"));
-            }
-        }
-
-        @Override
-        void recordSessionHold(Connection connection, String table, byte[] key, String owner, long token,
-                boolean holderColumn, int queryTimeoutSeconds) {
-            // Nothing is recorded in the row: PostgreSQL shows no session another one's uncommitted writes, and
-            // sessionHolder finds the holder without them.
-        }
-
-        @Override
-        SessionHolder sessionHolder(Connection connection, String table, byte[] key, boolean holderColumn,
-                int queryTimeoutSeconds) throws SQLException {
-            // A row lock is the locking transaction's id in the row's xmax, and a transaction holds the lock on
-            // its own id until it ends: an xmax whose transaction-id lock is granted names the backend holding
-            // the row now; an xmax left by an ended transaction matches nothing.
-            try (PreparedStatement select = connection.prepareStatement("SELECT l.pid FROM " + table
-                    + " t JOIN pg_locks l ON l.locktype = 'transactionid' AND l.transactionid = t.xmax"
-                    + " AND l.mode = 'ExclusiveLock' AND l.granted WHERE t.lock_key = ?")) {
-                select.setQueryTimeout(queryTimeoutSeconds);
-                select.setBytes(1, key);
-                try (ResultSet row = select.executeQuery()) {
-                    if (!row.next()) {
-                        return null;
-                    }
-                    long pid = row.getLong(1);
-                    return new SessionHolder("backend pid " + pid, null, null, pid);
-                }
-            }
-        }
-
-        @Override
-        void terminate(Connection connection, long connectionId, int queryTimeoutSeconds) throws SQLException {
-            // false, with a warning, if the backend is gone already
-            try (PreparedStatement terminate = connection.prepareStatement("SELECT pg_terminate_backend(?)")) {
-                terminate.setQueryTimeout(queryTimeoutSeconds);
-                terminate.setInt(1, Math.toIntExact(connectionId));
-                terminate.executeQuery().close();
-            }
-        }
-
-        @Override
-        boolean isLockNotAvailable(SQLException e) {
-            // lock_not_available (lock_timeout, NOWAIT), deadlock_detected
-            return hasState(e, "55P03", "40P01");
-        }
-
-        @Override
-        boolean isMissingTable(SQLException e) {
-            return hasState(e, "42P01");
-        }
-
-        @Override
-        boolean isDuplicateKey(SQLException e) {
-            return hasState(e, "23505");
-        }
-    }
-
-    // ================================================================================================== H2
-
-    /** H2 2.x. */
-    private static final class H2 extends Dialect {
-        private static final int LOCK_TIMEOUT_1 = 50200;
-        private static final int DEADLOCK_1 = 40001;
-        private static final int TABLE_OR_VIEW_NOT_FOUND = 42102;
-        private static final int TABLE_OR_VIEW_NOT_FOUND_DATABASE_EMPTY = 42104;
-        private static final int TABLE_OR_VIEW_NOT_FOUND_WITH_CANDIDATES = 42103;
-        private static final int DUPLICATE_KEY_1 = 23505;
-
-        H2() {
-            super("H2", "h2");
-        }
-
-        @Override
-        String now() {
-            return "CURRENT_TIMESTAMP(6)";
-        }
-
-        @Override
-        String nowPlusMicros() {
-            return "DATEADD(MICROSECOND, ?, CURRENT_TIMESTAMP(6))";
-        }
-
-        @Override
-        String nowMinusMicros() {
-            return "DATEADD(MICROSECOND, -CAST(? AS BIGINT), CURRENT_TIMESTAMP(6))";
-        }
-
-        @Override
-        String tokenSeed() {
-            return "CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP(6)) * 1000000 AS BIGINT)";
-        }
-
-        @Override
-        String insertIfAbsent(String table) {
-            return "MERGE INTO " + table + " t USING (VALUES (CAST(? AS BINARY(32)), CAST(? AS VARCHAR(64)),"
-                    + " CAST(? AS VARCHAR(510)))) s(k, ns, nm) ON t.lock_key = s.k WHEN NOT MATCHED THEN INSERT"
-                    + " (lock_key, namespace, name, owner, token, acquired_at, expires_at) VALUES (s.k, s.ns, s.nm,"
-                    + " NULL, " + tokenSeed() + ", NULL, CURRENT_TIMESTAMP(6))";
-        }
-
-        @Override
-        String acquireSql(String table) {
-            return "SELECT token FROM FINAL TABLE (" + acquireUpdate(table, "token + 1") + ")";
-        }
-
-        @Override
-        long acquire(PreparedStatement statement) throws SQLException {
-            return readLong(statement.executeQuery());
-        }
-
-        @Override
-        boolean lockRow(Connection connection, String table, byte[] key, Duration wait, int queryTimeoutSeconds,
-                StatementRegistry registry) throws SQLException {
-            // Always NOWAIT: an H2 lock wait swallows the waiting thread's interrupt status, so waiters poll
-            // with the provider's backoff instead (H2 runs in-process, where a poll costs no network). A statement
-            // that never blocks needs no registry.
-            String suffix = " FOR UPDATE NOWAIT";
-            try (PreparedStatement select = connection.prepareStatement("SELECT token FROM " + table
-                    + " WHERE lock_key = ?" + suffix)) {
-                select.setQueryTimeout(queryTimeoutSeconds);
-                select.setBytes(1, key);
-                try (ResultSet row = select.executeQuery()) {
-                    return row.next();
-                }
-            }
-        }
-
-        @Override
-        String microsUntil(String column) {
-            return "DATEDIFF(MICROSECOND, CURRENT_TIMESTAMP(6), " + column + ")";
-        }
-
-        @Override
-        Instant instant(ResultSet row, int column) throws SQLException {
-            OffsetDateTime at = row.getObject(column, OffsetDateTime.class);
-            return at == null ? null : at.toInstant();
-        }
-
-        @Override
-        long drawToken(Connection connection, String table, int queryTimeoutSeconds) throws SQLException {
-            try (Statement select = connection.createStatement()) {
-                select.setQueryTimeout(queryTimeoutSeconds);
-                return readLong(select.executeQuery("VALUES NEXT VALUE FOR " + table + "_token"));
-            }
-        }
-
-        @Override
-        String connectionId() {
-            return "SESSION_ID()";
-        }
-
-        @Override
-        SessionHolder sessionHolder(Connection connection, String table, byte[] key, boolean holderColumn,
-                int queryTimeoutSeconds) throws SQLException {
-            return uncommittedHolder(connection, table, key, holderColumn, queryTimeoutSeconds);
-        }
-
-        @Override
-        void terminate(Connection connection, long connectionId, int queryTimeoutSeconds) throws SQLException {
-            // needs ADMIN rights; false if the session is gone already
-            try (PreparedStatement abort = connection.prepareStatement("SELECT ABORT_SESSION(?)")) {
-                abort.setQueryTimeout(queryTimeoutSeconds);
-                abort.setInt(1, Math.toIntExact(connectionId));
-                abort.executeQuery().close();
-            }
-        }
-
-        @Override
-        boolean recordsHolder() {
-            return true;
-        }
-
-        @Override
-        boolean isLockNotAvailable(SQLException e) {
-            return hasCode(e, LOCK_TIMEOUT_1, DEADLOCK_1);
-        }
-
-        @Override
-        boolean swallowedInterrupt(Connection connection, SQLException e, long startNanos) {
-            if (!hasCode(e, LOCK_TIMEOUT_1) || connection == null) {
-                return false;
-            }
-            // H2 ends a row-lock wait before the session's lock timeout only when the waiting thread is
-            // interrupted, and clears its interrupt status on the way: a timeout that came early was an interrupt.
-            long waitedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
-            try (Statement query = connection.createStatement();
-                    ResultSet timeout = query.executeQuery("VALUES LOCK_TIMEOUT()")) {
-                return timeout.next() && waitedMillis < timeout.getLong(1);
-            } catch (SQLException unknown) {
-                return false;
-            }
-        }
-
-        @Override
-        boolean isMissingTable(SQLException e) {
-            return hasCode(e, TABLE_OR_VIEW_NOT_FOUND, TABLE_OR_VIEW_NOT_FOUND_DATABASE_EMPTY,
-                    TABLE_OR_VIEW_NOT_FOUND_WITH_CANDIDATES);
-        }
-
-        @Override
-        boolean isDuplicateKey(SQLException e) {
-            return hasCode(e, DUPLICATE_KEY_1);
-        }
     }
 }

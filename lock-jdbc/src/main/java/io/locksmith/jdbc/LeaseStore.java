@@ -8,7 +8,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -73,14 +72,12 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
                 }
                 throw e;
             }
-            Dialect dialect = table.dialect();
-            String t = table.name();
-            long token = compareAndSet(connection, dialect, t, hold, lease);
+            long token = table.compareAndSet(connection, hold.key, hold.owner, lease);
             if (token < 0) {
                 if (table.insertIfAbsent(connection, hold.key, namespace, hold.name) == 0) {
                     return Acquisition.busy();
                 }
-                token = compareAndSet(connection, dialect, t, hold, lease);
+                token = table.compareAndSet(connection, hold.key, hold.owner, lease);
                 if (token < 0) {
                     return Acquisition.busy(); // another client took the new row first
                 }
@@ -93,20 +90,6 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
             if (connection != null) {
                 table.giveBack(connection);
             }
-        }
-    }
-
-    private long compareAndSet(Connection connection, Dialect dialect, String t, LeaseHold hold, Duration lease)
-            throws SQLException {
-        String sql = dialect.acquireSql(t);
-        try (PreparedStatement update = dialect.acquireReturnsGeneratedKeys()
-                ? connection.prepareStatement(sql, Statement.RETURN_GENERATED_KEYS)
-                : connection.prepareStatement(sql)) {
-            update.setQueryTimeout(table.queryTimeoutSeconds());
-            update.setString(1, hold.owner);
-            update.setLong(2, Dialect.micros(lease));
-            update.setBytes(3, hold.key);
-            return dialect.acquire(update);
         }
     }
 

@@ -6,11 +6,13 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
 import java.sql.SQLTransientConnectionException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.Map;
@@ -343,6 +345,8 @@ final class LockTable {
         }
     }
 
+    // ---------------------------------------------------------------- lease mode
+
     /**
      * Inserts the free row of {@code name} unless it exists, in autocommit, without a duplicate-key error.
      *
@@ -361,6 +365,250 @@ final class LockTable {
                 return 1; // H2's MERGE can collide with a concurrent insert: the row exists, let the CAS decide
             }
             throw e;
+        }
+    }
+
+    /**
+     * The compare-and-set that takes the row of {@code key} for {@code owner} if it is free or expired (see
+     * {@link Dialect#acquireUpdate}), in autocommit.
+     *
+     * @return the row's new token, or -1 if the row is busy or missing
+     */
+    long compareAndSet(Connection connection, byte[] key, String owner, Duration lease) throws SQLException {
+        Dialect d = dialect;
+        String sql = d.acquireSql(table);
+        try (PreparedStatement update = d.tokenIsGeneratedKey()
+                ? connection.prepareStatement(sql, Statement.RETURN_GENERATED_KEYS)
+                : connection.prepareStatement(sql)) {
+            update.setQueryTimeout(queryTimeoutSeconds);
+            update.setString(1, owner);
+            update.setLong(2, Dialect.micros(lease));
+            update.setBytes(3, key);
+            if (!d.tokenIsGeneratedKey()) {
+                return readLong(update.executeQuery());
+            }
+            if (update.executeUpdate() == 0) {
+                return -1;
+            }
+            Long token = generatedKey(update);
+            if (token != null) {
+                return token;
+            }
+            try (Statement select = connection.createStatement()) {
+                return readLong(select.executeQuery(d.lastGeneratedKey()));
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- session mode
+
+    /**
+     * Locks the row of {@code key} in the connection's open transaction, waiting for it at most {@code wait}
+     * (a zero wait fails at once if it is taken; a wait may be rounded down to what the database can express,
+     * and H2 never waits), so that the machinery polls for the rest.
+     *
+     * @param registry runs the locking read where it may block ({@link Dialect#locksBlock})
+     * @return true if locked; false if the row does not exist
+     * @throws SQLException that {@link Dialect#isLockNotAvailable} recognises if another transaction holds it
+     */
+    boolean lockRow(Connection connection, byte[] key, Duration wait, int queryTimeout, StatementRegistry registry)
+            throws SQLException {
+        Dialect d = dialect;
+        String setting = d.lockWaitSetting(wait);
+        if (setting != null) {
+            try (Statement set = connection.createStatement()) {
+                set.setQueryTimeout(queryTimeout);
+                set.execute(setting);
+            }
+        }
+        try (PreparedStatement select = connection.prepareStatement("SELECT token FROM " + table
+                + " WHERE lock_key = ?" + d.forUpdate(wait))) {
+            select.setQueryTimeout(queryTimeout);
+            select.setBytes(1, key);
+            try (ResultSet row = d.locksBlock() ? registry.executeQuery(select) : select.executeQuery()) {
+                return row.next();
+            }
+        }
+    }
+
+    /** Undoes session settings {@link #lockRow} changed, before the connection goes back to its pool. */
+    void resetSession(Connection connection) throws SQLException {
+        String reset = dialect.resetSession();
+        if (reset != null) {
+            try (Statement set = connection.createStatement()) {
+                set.execute(reset);
+            }
+        }
+    }
+
+    /**
+     * Draws a session-mode fencing token from the table's counter on {@code connection}, which is in autocommit
+     * and no holder's: the statement commits before the token is handed out, so the counter's advance is on disk
+     * when the holder sees its token and a database restarted after a crash never hands the token out again. (A
+     * holder's own transaction never commits, and a counter advanced inside it can come back after a crash.)
+     */
+    long drawToken(Connection connection) throws SQLException {
+        Dialect d = dialect;
+        String sql = d.drawTokenSql(table);
+        try (Statement draw = connection.createStatement()) {
+            draw.setQueryTimeout(queryTimeoutSeconds);
+            if (!d.tokenIsGeneratedKey()) {
+                return readLong(draw.executeQuery(sql));
+            }
+            draw.executeUpdate(sql, Statement.RETURN_GENERATED_KEYS);
+            Long token = generatedKey(draw);
+            return token != null ? token : readLong(draw.executeQuery(d.lastGeneratedKey()));
+        }
+    }
+
+    /**
+     * Deletes what earlier draws left in the token counter below {@code below}, on the connection of
+     * {@link #drawToken}; nothing to do where the counter is a sequence.
+     */
+    void trimTokens(Connection connection, long below) throws SQLException {
+        String sql = dialect.trimTokensSql(table);
+        if (sql == null) {
+            return;
+        }
+        try (PreparedStatement delete = connection.prepareStatement(sql)) {
+            delete.setQueryTimeout(queryTimeoutSeconds);
+            delete.setLong(1, below);
+            delete.executeUpdate();
+        }
+    }
+
+    /**
+     * Records a session-mode hold in the row of {@code key}, which the connection's transaction has just locked,
+     * where other sessions can read it (see {@link #sessionHolder}), on databases whose holders record themselves
+     * ({@link Dialect#recordsHolder}).
+     */
+    void recordSessionHold(Connection connection, byte[] key, String owner, long token, int queryTimeout)
+            throws SQLException {
+        Dialect d = dialect;
+        if (!d.recordsHolder()) {
+            return;
+        }
+        try (PreparedStatement record = connection.prepareStatement("UPDATE " + table + " SET owner = ?, token = ?,"
+                + " acquired_at = " + d.now() + (holderColumn ? ", holder = " + d.connectionId() : "")
+                + " WHERE lock_key = ?")) {
+            record.setQueryTimeout(queryTimeout);
+            record.setString(1, owner);
+            record.setLong(2, token);
+            record.setBytes(3, key);
+            record.executeUpdate();
+        }
+    }
+
+    /**
+     * The session-mode hold of the row of {@code key} as another connection sees it, or null if the row is not
+     * held: the holder's record in the row where holders record themselves, else the connection holding the row
+     * lock. Read in autocommit; no row lock is taken.
+     */
+    SessionHolder sessionHolder(Connection connection, byte[] key) throws SQLException {
+        return dialect.recordsHolder() ? uncommittedHolder(connection, key) : rowLockHolder(connection, key);
+    }
+
+    /**
+     * Reads the record {@link #recordSessionHold} wrote inside the holder's still open transaction: a dirty read,
+     * which MySQL, MariaDB and H2 allow at READ UNCOMMITTED. The holder never commits, so the committed row
+     * always has no owner, and the rollback that ends the hold (release, lease end, or the database ending a
+     * dead connection's transaction) erases the record with the hold: an owner in the dirty row means a live
+     * hold. Between the row lock and the record the acquisition has not returned yet, and the row reads free.
+     */
+    private SessionHolder uncommittedHolder(Connection connection, byte[] key) throws SQLException {
+        boolean withHolder = holderColumn;
+        int isolation = connection.getTransactionIsolation();
+        connection.setTransactionIsolation(Connection.TRANSACTION_READ_UNCOMMITTED);
+        try (PreparedStatement select = connection.prepareStatement("SELECT owner, acquired_at, token"
+                + (withHolder ? ", holder" : "") + " FROM " + table + " WHERE lock_key = ?")) {
+            select.setQueryTimeout(queryTimeoutSeconds);
+            select.setBytes(1, key);
+            try (ResultSet row = select.executeQuery()) {
+                if (!row.next() || row.getString(1) == null) {
+                    return null;
+                }
+                Long holder = null;
+                if (withHolder) {
+                    long id = row.getLong(4);
+                    holder = row.wasNull() ? null : id;
+                }
+                return new SessionHolder(row.getString(1), dialect.instant(row, 2), row.getLong(3), holder);
+            }
+        } finally {
+            connection.setTransactionIsolation(isolation);
+        }
+    }
+
+    /** Finds the connection whose transaction holds the row lock of {@code key}, where holders record nothing. */
+    private SessionHolder rowLockHolder(Connection connection, byte[] key) throws SQLException {
+        try (PreparedStatement select = connection.prepareStatement(dialect.rowLockHolderSql(table))) {
+            select.setQueryTimeout(queryTimeoutSeconds);
+            select.setBytes(1, key);
+            try (ResultSet row = select.executeQuery()) {
+                if (!row.next()) {
+                    return null;
+                }
+                long pid = row.getLong(1);
+                return new SessionHolder("backend pid " + pid, null, null, pid);
+            }
+        }
+    }
+
+    /**
+     * Ends the server connection with this id, whose open transaction the database then rolls back; does nothing
+     * if the connection is gone already.
+     */
+    void terminate(Connection connection, long connectionId) throws SQLException {
+        Dialect d = dialect;
+        String kill = d.killStatement(connectionId);
+        try {
+            if (kill != null) {
+                try (Statement statement = connection.createStatement()) {
+                    statement.setQueryTimeout(queryTimeoutSeconds);
+                    statement.execute(kill);
+                }
+            } else {
+                try (PreparedStatement query = connection.prepareStatement(d.terminateQuery())) {
+                    query.setQueryTimeout(queryTimeoutSeconds);
+                    query.setInt(1, Math.toIntExact(connectionId));
+                    query.executeQuery().close();
+                }
+            }
+        } catch (SQLException e) {
+            if (!d.isNoSuchConnection(e)) {
+                throw e;
+            }
+        }
+    }
+
+    /**
+     * A session-mode hold as the database shows it to other sessions.
+     *
+     * @param owner the holder's client id, or a description of the holding connection where the database does
+     *     not show the client id
+     * @param acquiredAt when the hold began by the database clock, or null if not shown
+     * @param token the hold's fencing token, or null if not shown
+     * @param connectionId the server id of the holding connection, or null if not recorded
+     */
+    record SessionHolder(String owner, Instant acquiredAt, Long token, Long connectionId) {
+    }
+
+    /** Registers the statement a thread blocks in, so that an interrupt can cancel it. */
+    interface StatementRegistry {
+        /** Runs {@code statement}'s query while an interrupt of the current thread cancels it. */
+        ResultSet executeQuery(PreparedStatement statement) throws SQLException;
+    }
+
+    /** The key a token statement generated, or null if the driver returned none. */
+    private static Long generatedKey(Statement statement) throws SQLException {
+        try (ResultSet keys = statement.getGeneratedKeys()) {
+            return keys.next() ? keys.getLong(1) : null;
+        }
+    }
+
+    private static long readLong(ResultSet rows) throws SQLException {
+        try (rows) {
+            return rows.next() ? rows.getLong(1) : -1;
         }
     }
 
@@ -407,14 +655,25 @@ final class LockTable {
 
     /**
      * Sets the calling thread's interrupt status again if the database cleared it while the interrupt cut a lock
-     * wait of {@code connection} short (see {@link Dialect#swallowedInterrupt}), so the caller learns of the
+     * wait of {@code connection} short (see {@link Dialect#maySwallowInterrupt}), so the caller learns of the
      * interrupt: an interruptible acquisition then throws InterruptedException, not a backend failure.
      */
     void restoreSwallowedInterrupt(Connection connection, Exception e, long startNanos) {
         Dialect d = dialect;
         if (e instanceof SQLException sql && d != null && !Thread.currentThread().isInterrupted()
-                && d.swallowedInterrupt(connection, sql, startNanos)) {
+                && d.maySwallowInterrupt(sql) && connection != null && endedEarly(connection, d, startNanos)) {
             Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Whether work on {@code connection} that began at {@code startNanos} ended before its lock timeout. */
+    private static boolean endedEarly(Connection connection, Dialect d, long startNanos) {
+        long waitedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+        try (Statement query = connection.createStatement();
+                ResultSet timeout = query.executeQuery(d.lockTimeoutQuery())) {
+            return timeout.next() && waitedMillis < timeout.getLong(1);
+        } catch (SQLException unknown) {
+            return false;
         }
     }
 

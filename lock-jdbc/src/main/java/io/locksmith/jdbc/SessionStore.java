@@ -131,7 +131,7 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
                 boolean locked;
                 try {
                     // NOWAIT never blocks: only a lock wait needs the watchdog
-                    locked = dialect.lockRow(connection, table.name(), hold.key, lockWait, queryTimeout,
+                    locked = table.lockRow(connection, hold.key, lockWait, queryTimeout,
                             lockWait.isZero() ? PreparedStatement::executeQuery : waiter::execute);
                 } catch (SQLException e) {
                     if (waiter.cancelled || dialect.isLockNotAvailable(e)) {
@@ -150,8 +150,7 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
                 long token;
                 try {
                     token = tokens.next();
-                    dialect.recordSessionHold(connection, table.name(), hold.key, hold.owner, token,
-                            table.holderColumn(), queryTimeout);
+                    table.recordSessionHold(connection, hold.key, hold.owner, token, queryTimeout);
                 } catch (SQLException e) {
                     if (!waiter.cancelled) {
                         throw e;
@@ -284,7 +283,7 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
 
     /**
      * Reads the hold from the database, as another process sees it: the holder's record in the row on MySQL,
-     * MariaDB and H2, the backend holding the row lock on PostgreSQL (see {@link Dialect#sessionHolder}). The
+     * MariaDB and H2, the backend holding the row lock on PostgreSQL (see {@link LockTable#sessionHolder}). The
      * lease of a session hold lives in its holder, so none is reported; nor a last token, which is the table's
      * counter for every name alike.
      */
@@ -292,8 +291,7 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
     public LockInfo inspect(String name) {
         byte[] key = LockTable.key(namespace, name);
         return table.call("inspecting '" + name + "'", connection -> {
-            Dialect.SessionHolder holder = table.dialect().sessionHolder(connection, table.name(), key,
-                    table.holderColumn(), table.queryTimeoutSeconds());
+            LockTable.SessionHolder holder = table.sessionHolder(connection, key);
             return holder == null ? LockInfo.free(name, null)
                     : LockInfo.held(name, holder.owner(), holder.acquiredAt(), null, holder.token());
         });
@@ -312,9 +310,7 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
         Connection connection = null;
         try {
             connection = table.borrow(table.timeout());
-            Dialect dialect = table.dialect();
-            Dialect.SessionHolder holder = dialect.sessionHolder(connection, table.name(), key, table.holderColumn(),
-                    table.queryTimeoutSeconds());
+            LockTable.SessionHolder holder = table.sessionHolder(connection, key);
             if (holder == null) {
                 return false;
             }
@@ -324,12 +320,11 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
                         + " the column with ALTER TABLE " + table.name() + " ADD COLUMN holder BIGINT");
             }
             long id = holder.connectionId();
-            dialect.terminate(connection, id, table.queryTimeoutSeconds());
+            table.terminate(connection, id);
             // Terminating only signals the connection; its rollback, which frees the row, follows shortly.
             long pause = 1;
             while (true) {
-                Dialect.SessionHolder now = dialect.sessionHolder(connection, table.name(), key, table.holderColumn(),
-                        table.queryTimeoutSeconds());
+                LockTable.SessionHolder now = table.sessionHolder(connection, key);
                 if (now == null || !Long.valueOf(id).equals(now.connectionId())) {
                     return true;
                 }
@@ -385,7 +380,7 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
         try {
             if (!connection.isClosed()) {
                 connection.rollback();
-                table.dialect().resetSession(connection);
+                table.resetSession(connection);
             }
         } catch (SQLException | RuntimeException e) {
             log.debug("{}: resetting a connection failed: {}", address(), e.toString());

@@ -54,9 +54,9 @@ final class TokenCounter implements AutoCloseable {
                     connection = table.borrow(table.timeout()); // in autocommit, as every borrowed connection
                 }
                 try {
-                    long token = table.dialect().drawToken(connection, table.name(), table.queryTimeoutSeconds());
+                    long token = table.drawToken(connection);
                     if (++draws % TRIM_EVERY == 0) {
-                        table.dialect().trimTokens(connection, table.name(), token, table.queryTimeoutSeconds());
+                        table.trimTokens(connection, token);
                     }
                     return token;
                 } catch (SQLException e) {

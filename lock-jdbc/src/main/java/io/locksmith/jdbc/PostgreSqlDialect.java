@@ -1,0 +1,99 @@
+package io.locksmith.jdbc;
+
+import java.sql.SQLException;
+import java.time.Duration;
+
+/** The SQL of PostgreSQL 9.5+. */
+final class PostgreSqlDialect extends Dialect {
+
+    PostgreSqlDialect() {
+        super("PostgreSQL", "postgresql");
+    }
+
+    @Override
+    String now() {
+        // a single statement in autocommit is its own transaction, so now() is the statement's time
+        return "now()";
+    }
+
+    @Override
+    String nowPlusMicros() {
+        return "now() + ? * INTERVAL '1 microsecond'";
+    }
+
+    @Override
+    String nowMinusMicros() {
+        return "now() - ? * INTERVAL '1 microsecond'";
+    }
+
+    @Override
+    String tokenSeed() {
+        return "(extract(epoch FROM clock_timestamp()) * 1000000)::bigint";
+    }
+
+    @Override
+    String microsUntil(String column) {
+        return "(extract(epoch FROM " + column + " - now()) * 1000000)::bigint";
+    }
+
+    @Override
+    String insertIfAbsent(String table) {
+        return "INSERT INTO " + table + " (lock_key, namespace, name, owner, token, acquired_at, expires_at)"
+                + " VALUES (?, ?, ?, NULL, " + tokenSeed() + ", NULL, now()) ON CONFLICT (lock_key) DO NOTHING";
+    }
+
+    @Override
+    String acquireSql(String table) {
+        return acquireUpdate(table, "token + 1") + " RETURNING token";
+    }
+
+    @Override
+    String lockWaitSetting(Duration wait) {
+        // SET LOCAL ends with the transaction, so the pooled connection keeps its own setting
+        return wait.toMillis() <= 0 ? null : "SET LOCAL lock_timeout = '" + wait.toMillis() + "ms'";
+    }
+
+    @Override
+    String forUpdate(Duration wait) {
+        return wait.toMillis() <= 0 ? " FOR UPDATE NOWAIT" : " FOR UPDATE";
+    }
+
+    @Override
+    String drawTokenSql(String table) {
+        // nextval() WAL-logs the sequence ahead of the values it hands out and then takes a transaction id,
+        // so the autocommit's commit flushes that record before the value is returned
+        return "SELECT nextval('" + table + "_token')";
+    }
+
+    @Override
+    String rowLockHolderSql(String table) {
+        // Nothing is recorded in the row: PostgreSQL shows no session another one's uncommitted writes. A row
+        // lock is the locking transaction's id in the row's xmax, and a transaction holds the lock on its own id
+        // until it ends: an xmax whose transaction-id lock is granted names the backend holding the row now; an
+        // xmax left by an ended transaction matches nothing.
+        return "SELECT l.pid FROM " + table + " t JOIN pg_locks l ON l.locktype = 'transactionid'"
+                + " AND l.transactionid = t.xmax AND l.mode = 'ExclusiveLock' AND l.granted WHERE t.lock_key = ?";
+    }
+
+    @Override
+    String terminateQuery() {
+        // false, with a warning, if the backend is gone already
+        return "SELECT pg_terminate_backend(?)";
+    }
+
+    @Override
+    boolean isLockNotAvailable(SQLException e) {
+        // lock_not_available (lock_timeout, NOWAIT), deadlock_detected
+        return hasState(e, "55P03", "40P01");
+    }
+
+    @Override
+    boolean isMissingTable(SQLException e) {
+        return hasState(e, "42P01");
+    }
+
+    @Override
+    boolean isDuplicateKey(SQLException e) {
+        return hasState(e, "23505");
+    }
+}
