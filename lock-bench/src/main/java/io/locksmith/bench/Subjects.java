@@ -8,6 +8,8 @@ import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
 import io.locksmith.micrometer.LockMetrics;
 import io.locksmith.micrometer.LockObservations;
+import io.locksmith.redis.internal.RedisKeys;
+import io.locksmith.redis.internal.RedisScripts;
 import io.micrometer.core.instrument.observation.DefaultMeterObservationHandler;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
@@ -414,17 +416,18 @@ final class Subjects {
     private static Contender redisScriptsFloor() {
         String[] hostPort = Servers.get(Servers.REDIS).split(":");
         Jedis jedis = new Jedis(hostPort[0], Integer.parseInt(hostPort[1]));
-        String acquire = jedis.scriptLoad(io.locksmith.redis.BenchScripts.acquire());
-        String release = jedis.scriptLoad(io.locksmith.redis.BenchScripts.release());
+        String acquire = jedis.scriptLoad(RedisScripts.ACQUIRE.text());
+        String release = jedis.scriptLoad(RedisScripts.RELEASE.text());
         String owner = UUID.randomUUID().toString().replace("-", "");
         String lease = "30000";
         long[] attempts = {0};
         return new Contender() {
             @Override
             public Lock lock(String name) {
-                List<String> keys = io.locksmith.redis.BenchScripts.keys("floor-scripts", name);
-                List<String> acquireKeys = keys.subList(0, 3);
-                List<String> releaseKeys = keys.subList(0, 1);
+                RedisKeys keys = new RedisKeys("floor-scripts");
+                List<String> acquireKeys = List.of(keys.lock(name), keys.fence(name), keys.cancelled(name));
+                List<String> releaseKeys = List.of(keys.lock(name));
+                String channel = keys.channel(name);
                 String[] attempt = {""};
                 return new LockAdapter() {
                     @Override
@@ -441,7 +444,7 @@ final class Subjects {
                     @Override
                     public void unlock() {
                         synchronized (jedis) {
-                            jedis.evalsha(release, releaseKeys, List.of(owner, attempt[0], keys.get(3)));
+                            jedis.evalsha(release, releaseKeys, List.of(owner, attempt[0], channel));
                         }
                     }
                 };
@@ -475,10 +478,12 @@ final class Subjects {
      */
     private static Contender redlockScriptsFloor(String[] masters) {
         redis.clients.jedis.Connection[] connections = connectAll(masters);
-        String acquire = loadEverywhere(connections, io.locksmith.redis.BenchScripts.acquire());
-        String release = loadEverywhere(connections, io.locksmith.redis.BenchScripts.release());
+        String acquire = loadEverywhere(connections, RedisScripts.ACQUIRE.text());
+        String release = loadEverywhere(connections, RedisScripts.RELEASE.text());
         String owner = UUID.randomUUID().toString().replace("-", "");
-        List<String> keys = io.locksmith.redis.BenchScripts.keys("floor-scripts", "redlock");
+        RedisKeys redisKeys = new RedisKeys("floor-scripts");
+        List<String> keys = List.of(redisKeys.lock("redlock"), redisKeys.fence("redlock"),
+                redisKeys.cancelled("redlock"), redisKeys.channel("redlock"));
         long[] attempts = {0};
         String[] attempt = {""};
         return fanOutFloor(connections, () -> {

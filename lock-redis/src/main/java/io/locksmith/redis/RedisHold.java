@@ -1,6 +1,7 @@
 package io.locksmith.redis;
 
-import io.locksmith.redis.internal.RedisNodes;
+import io.locksmith.redis.internal.RedisKeys;
+import io.locksmith.redis.internal.RedisNodeStore;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 
@@ -9,7 +10,7 @@ import java.util.List;
  * run's owner id, encoded once for every call of the run, and the id of the run's latest attempt, which its
  * release and renewals name.
  */
-final class RedisHold implements RedisNodes.Hold {
+final class RedisHold implements RedisNodeStore.Hold {
 
     final String name;
     final String owner;

@@ -3,8 +3,11 @@ package io.locksmith.redis;
 import io.locksmith.LockBackendException;
 import io.locksmith.LockInfo;
 import io.locksmith.LockOptions;
-import io.locksmith.redis.RedisScripts.Script;
-import io.locksmith.redis.internal.RedisNodes;
+import io.locksmith.redis.internal.RedisKeys;
+import io.locksmith.redis.internal.RedisNodeStore;
+import io.locksmith.redis.internal.RedisPipeline;
+import io.locksmith.redis.internal.RedisScripts;
+import io.locksmith.redis.internal.RedisScripts.Script;
 import io.locksmith.spi.Acquisition;
 import io.locksmith.spi.LockStore;
 import io.locksmith.spi.RenewResult;
@@ -21,24 +24,16 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.function.ToLongFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import redis.clients.jedis.BuilderFactory;
-import redis.clients.jedis.CommandArguments;
-import redis.clients.jedis.Connection;
-import redis.clients.jedis.JedisPooled;
-import redis.clients.jedis.Protocol;
-import redis.clients.jedis.RedisClient;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisException;
 import redis.clients.jedis.exceptions.JedisNoScriptException;
 import redis.clients.jedis.util.JedisClusterCRC16;
-import redis.clients.jedis.util.Pool;
 
 /**
  * The Redis {@link LockStore}: one hash per lock, a fencing counter beside it, Lua scripts called by SHA and
@@ -63,17 +58,15 @@ import redis.clients.jedis.util.Pool;
  * hold.
  *
  * <p>Over a pooled single-server client, acquisitions and releases can also be pipelined
- * ({@link RedisNodes.Pipelining}): sent on a connection borrowed from the client's pool and answered later on the
- * caller's thread, so that Redlock waits for all its servers at once without a thread per server.
+ * ({@link RedisNodeStore.Pipelining}): sent through a {@link RedisPipeline} and answered later on the caller's
+ * thread, so that Redlock waits for all its servers at once without a thread per server.
  */
-final class RedisLockStore implements LockStore<RedisHold>, RedisNodes.NodeStore, RedisNodes.Pipelining {
+final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStore, RedisNodeStore.Pipelining {
 
     private static final Logger log = LoggerFactory.getLogger(RedisLockStore.class);
     private static final long CANCEL_MEMORY_MILLIS = 60_000;
     private static final long MIN_RETRY_MILLIS = 50;
     private static final long MAX_RETRY_MILLIS = 1_000;
-    private static final int SPARE_CONNECTIONS = 2;
-    private static final int MIN_POOL_FOR_SPARES = 8;
     /** The attempt argument that names any attempt of the owner. */
     private static final byte[] ANY_ATTEMPT = new byte[0];
     private static final byte[] SHARDED = RedisHold.bytes(RedisScripts.SHARDED);
@@ -91,13 +84,8 @@ final class RedisLockStore implements LockStore<RedisHold>, RedisNodes.NodeStore
     private final Runnable onConnectionFailure;
     private final AutoCloseable owned;
     private final AtomicLong attempts = new AtomicLong();
-    /** The client's connection pool, for pipelined calls; null if it has none (or is a cluster client). */
-    private final Pool<Connection> pool;
-    /**
-     * Pooled connections kept borrowed between pipelined calls (see {@link #takeConnection}); a slot is null when
-     * empty.
-     */
-    private final AtomicReferenceArray<Connection> spare;
+    /** Pipelined calls over the client's connection pool; null if it has none (or is a cluster client). */
+    private final RedisPipeline pipeline;
     private final Canceller canceller = new Canceller();
     /** The lease the scripts were last given, as their argument: the usual lease is encoded once. */
     private volatile LeaseArg leaseArg = new LeaseArg(Duration.ZERO, number(leaseMillis(Duration.ZERO)));
@@ -122,38 +110,22 @@ final class RedisLockStore implements LockStore<RedisHold>, RedisNodes.NodeStore
         this.wakeups = new RedisWakeups(jedis, address, operationTimeout);
         this.onConnectionFailure = onConnectionFailure;
         this.owned = owned;
-        this.pool = cluster ? null : poolOf(jedis);
-        // A small pool keeps its connections for the calls that cannot be pipelined (renewals, checks).
-        int maxTotal = pool == null ? 0 : pool.getMaxTotal();
-        this.spare = new AtomicReferenceArray<>(maxTotal < 0 || maxTotal >= MIN_POOL_FOR_SPARES
-                ? SPARE_CONNECTIONS : 0);
-    }
-
-    private static Pool<Connection> poolOf(UnifiedJedis jedis) {
-        try {
-            if (jedis instanceof RedisClient client) {
-                return client.getPool();
-            }
-            if (jedis instanceof JedisPooled client) {
-                return client.getPool();
-            }
-        } catch (ClassCastException notPooled) {
-            // a client over a connection provider of its own: calls are not pipelined
-        }
-        return null;
+        this.pipeline = cluster ? null : RedisPipeline.over(jedis);
     }
 
     /**
      * Loads the scripts, which also proves the server answers, and on a cluster whose nodes all run Redis 7 or
      * later switches wake-ups to sharded pub/sub; on failure the caller closes what it owns.
      */
-    void loadScripts() {
+    @Override
+    public void loadScripts() {
         for (Script script : List.of(RedisScripts.ACQUIRE, RedisScripts.RELEASE, RedisScripts.RENEW,
                 RedisScripts.CANCEL)) {
-            String sha = run("load the " + script.name + " script", null, () -> jedis.scriptLoad(script.text)).value;
-            if (!script.sha.equalsIgnoreCase(sha)) {
-                throw new LockBackendException(address + " - loading the " + script.name
-                        + " script returned SHA " + sha + ", expected " + script.sha);
+            String sha = run("load the " + script.name() + " script", null,
+                    () -> jedis.scriptLoad(script.text())).value;
+            if (!script.sha().equalsIgnoreCase(sha)) {
+                throw new LockBackendException(address + " - loading the " + script.name()
+                        + " script returned SHA " + sha + ", expected " + script.sha());
             }
         }
         if (cluster && !sharded && RedisShardedWakeups.supported(nodes)) {
@@ -182,7 +154,7 @@ final class RedisLockStore implements LockStore<RedisHold>, RedisNodes.NodeStore
     }
 
     @Override
-    public Acquisition tryAcquire(RedisNodes.Attempt attempt, Duration lease) {
+    public Acquisition tryAcquire(RedisNodeStore.Attempt attempt, Duration lease) {
         return acquire(holdOf(attempt), callerAttempt(attempt), lease);
     }
 
@@ -207,7 +179,7 @@ final class RedisLockStore implements LockStore<RedisHold>, RedisNodes.NodeStore
     }
 
     /** A hold of a caller's attempt; only this store makes them. */
-    private static RedisHold holdOf(RedisNodes.Attempt attempt) {
+    private static RedisHold holdOf(RedisNodeStore.Attempt attempt) {
         return (RedisHold) attempt.hold();
     }
 
@@ -215,7 +187,7 @@ final class RedisLockStore implements LockStore<RedisHold>, RedisNodes.NodeStore
      * The attempt id a caller gave; the store's own numbering continues above it, so that its ids keep growing
      * for every owner whichever way it is called.
      */
-    private long callerAttempt(RedisNodes.Attempt attempt) {
+    private long callerAttempt(RedisNodeStore.Attempt attempt) {
         attempts.accumulateAndGet(attempt.id(), Math::max);
         return attempt.id();
     }
@@ -237,7 +209,7 @@ final class RedisLockStore implements LockStore<RedisHold>, RedisNodes.NodeStore
     }
 
     @Override
-    public boolean release(RedisNodes.Attempt attempt) {
+    public boolean release(RedisNodeStore.Attempt attempt) {
         RedisHold hold = holdOf(attempt);
         return released(eval("release", hold.name, RedisScripts.RELEASE, hold.lock, hold.releaseKeys,
                 withChannel(hold, hold.ownerArg, number(attempt.id()))));
@@ -252,14 +224,14 @@ final class RedisLockStore implements LockStore<RedisHold>, RedisNodes.NodeStore
 
     @Override
     public boolean canPipeline() {
-        return pool != null;
+        return pipeline != null;
     }
 
     @Override
-    public RedisNodes.Pending<Acquisition> sendAcquire(RedisNodes.Attempt attempt, Duration lease) {
+    public RedisNodeStore.Pending<Acquisition> sendAcquire(RedisNodeStore.Attempt attempt, Duration lease) {
         RedisHold hold = holdOf(attempt);
         long id = callerAttempt(attempt);
-        Sent sent = send("acquire", hold, RedisScripts.ACQUIRE, hold.acquireKeys,
+        Sent sent = new Sent("acquire", hold, RedisScripts.ACQUIRE, hold.acquireKeys,
                 List.of(hold.ownerArg, leaseArg(lease), number(id)));
         return deadline -> {
             Reply<Object> reply;
@@ -274,107 +246,27 @@ final class RedisLockStore implements LockStore<RedisHold>, RedisNodes.NodeStore
     }
 
     @Override
-    public RedisNodes.Pending<Boolean> sendRelease(RedisNodes.Attempt attempt) {
+    public RedisNodeStore.Pending<Boolean> sendRelease(RedisNodeStore.Attempt attempt) {
         RedisHold hold = holdOf(attempt);
-        Sent sent = send("release", hold, RedisScripts.RELEASE, hold.releaseKeys,
+        Sent sent = new Sent("release", hold, RedisScripts.RELEASE, hold.releaseKeys,
                 withChannel(hold, hold.ownerArg, number(attempt.id())));
         return deadline -> released(sent.await(deadline));
     }
 
-    /** Sends a script call on a connection borrowed from the pool; a failure to send shows when awaited. */
-    private Sent send(String action, RedisHold hold, Script script, List<byte[]> keyList, List<byte[]> args) {
-        Sent sent = new Sent(action, hold, script, keyList, args);
-        try {
-            sent.connection = takeConnection();
-        } catch (JedisException e) {
-            sent.failure = e; // no connection could be had: nothing was sent
-            return sent;
-        }
-        try {
-            sent.connection.sendCommand(sent.command);
-            sent.connection.getMany(0); // flushes, reads nothing
-            sent.maybeSent = true;
-        } catch (JedisConnectionException e) {
-            sent.failure = e;
-            sent.maybeSent = !causedBy(e, ConnectException.class);
-            sent.connection.close();
-            sent.connection = null;
-        }
-        return sent;
+    /** The pipelined calls; for tests. */
+    RedisPipeline pipeline() {
+        return pipeline;
     }
 
-    /*
-     * Spare connections: a pipelined call borrows a connection from the client's pool and gives it back once its
-     * answer is read, ten times per Redlock cycle over five masters. The pool's bookkeeping on each borrow and
-     * return (a lock, several clock reads for its statistics) was the largest share of the client's own work in a
-     * round, so a few healthy connections stay borrowed between calls and are taken from here first. A broken
-     * connection is never kept; a failure on any connection gives the spares back to the pool (where the owner's
-     * failure handling drops the idle ones), and so does closing the store. Two are kept, none from a pool of
-     * fewer than eight connections.
-     */
-
-    /** A spare connection if there is one, else one borrowed from the pool. */
-    Connection takeConnection() {
-        for (int i = 0; i < spare.length(); i++) {
-            if (spare.get(i) != null) {
-                Connection c = spare.getAndSet(i, null);
-                if (c != null) {
-                    return c;
-                }
-            }
-        }
-        return pool.getResource();
-    }
-
-    /** Keeps a healthy connection as a spare if a slot is free; otherwise back to the pool (destroyed if broken). */
-    void giveBack(Connection connection) {
-        if (!closed && !connection.isBroken()) {
-            for (int i = 0; i < spare.length(); i++) {
-                if (spare.compareAndSet(i, null, connection)) {
-                    if (closed) {
-                        returnSpareConnections(); // the store closed meanwhile: none may stay borrowed
-                    }
-                    return;
-                }
-            }
-        }
-        connection.close();
-    }
-
-    /** Puts back a healthy connection's own socket timeout; one that fails here is broken and gets destroyed. */
-    private static void restoreTimeout(Connection connection, int configured) {
-        if (!connection.isBroken() && connection.getSoTimeout() != configured) {
-            try {
-                connection.setSoTimeout(configured);
-            } catch (JedisConnectionException e) {
-                // setSoTimeout marked it broken
-            }
-        }
-    }
-
-    /** Gives every spare connection back to the pool. */
-    private void returnSpareConnections() {
-        for (int i = 0; i < spare.length(); i++) {
-            Connection c = spare.getAndSet(i, null);
-            if (c != null) {
-                c.close();
-            }
-        }
-    }
-
-    /** A script call on the wire and the connection its answer comes on. */
+    /** A script call sent through the pipeline (a failure to send shows when awaited), and how to repeat it. */
     private final class Sent {
         final String action;
         final RedisHold hold;
         final Script script;
         final List<byte[]> keyList;
         final List<byte[]> args;
-        final CommandArguments command;
         final long start = System.nanoTime();
-        Connection connection;
-        JedisException failure;
-        /** Whether the server may have got the call. */
-        boolean maybeSent;
+        final RedisPipeline.Call call;
 
         Sent(String action, RedisHold hold, Script script, List<byte[]> keyList, List<byte[]> args) {
             this.action = action;
@@ -382,17 +274,7 @@ final class RedisLockStore implements LockStore<RedisHold>, RedisNodes.NodeStore
             this.script = script;
             this.keyList = keyList;
             this.args = args;
-            // The arguments of EVALSHA as CommandObjects builds them, without its bookkeeping of keys for
-            // routing: a pipelined call goes to the one server of this store.
-            CommandArguments arguments = new CommandArguments(Protocol.Command.EVALSHA).add(script.shaBytes)
-                    .add(keyList.size());
-            for (byte[] key : keyList) {
-                arguments.add(key);
-            }
-            for (byte[] arg : args) {
-                arguments.add(arg);
-            }
-            this.command = arguments;
+            this.call = pipeline.send(script, keyList, args);
         }
 
         private Reply<Object> again() {
@@ -404,48 +286,28 @@ final class RedisLockStore implements LockStore<RedisHold>, RedisNodes.NodeStore
          * and the call is repeated (blocking, on a fresh connection); a server that lost the script gets it again.
          */
         Reply<Object> await(long deadline) {
-            if (connection != null) {
-                // Jedis keeps the last timeout set as the connection's own, so the configured one is put back
-                // before the connection is used again: a pooled connection left with a round's few milliseconds
-                // would time out the client's ordinary calls (renewals, checks) later.
-                int configured = connection.getSoTimeout();
-                try {
-                    long left = deadline - System.nanoTime();
-                    connection.setSoTimeout((int) Math.max(1, Math.min(Integer.MAX_VALUE,
-                            TimeUnit.NANOSECONDS.toMillis(left + 999_999))));
-                    Object raw = connection.getOne();
-                    return new Reply<>(BuilderFactory.AGGRESSIVE_ENCODED_OBJECT.build(raw), false);
-                } catch (JedisNoScriptException e) {
-                    return again();
-                } catch (JedisConnectionException e) {
-                    failure = e;
-                } catch (JedisException e) {
-                    // the server answered with an error: nothing ran
-                    throw new Failed(address + " - " + what(action, hold.name) + " failed: " + describe(e), e,
-                            false);
-                } finally {
-                    restoreTimeout(connection, configured);
-                    giveBack(connection);
-                    connection = null;
-                }
+            JedisConnectionException broken;
+            try {
+                return new Reply<>(call.read(deadline), false);
+            } catch (JedisNoScriptException e) {
+                return again();
+            } catch (JedisConnectionException e) {
+                broken = e;
+            } catch (JedisException e) {
+                // the server answered with an error, or no connection could be had from the pool: nothing ran
+                throw new Failed(address + " - " + what(action, hold.name) + " failed: " + describe(e), e, false);
             }
-            if (!(failure instanceof JedisConnectionException broken)) {
-                // no connection could be had from the pool (exhausted): nothing was sent
-                throw new Failed(address + " - " + what(action, hold.name) + " failed: " + describe(failure),
-                        failure, false);
-            }
-            returnSpareConnections(); // likely as stale as the one that broke
             onConnectionFailure.run();
             boolean fast = System.nanoTime() - start < timeoutNanos / 4;
-            if (!fast || closed || causedBy(broken, SocketTimeoutException.class)) {
+            if (!fast || closed || RedisPipeline.causedBy(broken, SocketTimeoutException.class)) {
                 throw new Failed(address + " - " + what(action, hold.name) + " failed: " + describe(broken), broken,
-                        maybeSent);
+                        call.maybeSent());
             }
             try {
                 Reply<Object> again = again();
-                return maybeSent ? new Reply<>(again.value, true) : again;
+                return call.maybeSent() ? new Reply<>(again.value, true) : again;
             } catch (Failed e) {
-                throw maybeSent && !e.mayHaveRun ? new Failed(e.getMessage(), e.getCause(), true) : e;
+                throw call.maybeSent() && !e.mayHaveRun ? new Failed(e.getMessage(), e.getCause(), true) : e;
             }
         }
     }
@@ -456,8 +318,8 @@ final class RedisLockStore implements LockStore<RedisHold>, RedisNodes.NodeStore
     }
 
     @Override
-    public Set<RedisNodes.Attempt> renewAttempts(List<RedisNodes.Attempt> attempts, Duration lease) {
-        return renew(attempts, RedisLockStore::holdOf, RedisNodes.Attempt::id, lease);
+    public Set<RedisNodeStore.Attempt> renewAttempts(List<RedisNodeStore.Attempt> attempts, Duration lease) {
+        return renew(attempts, RedisLockStore::holdOf, RedisNodeStore.Attempt::id, lease);
     }
 
     /**
@@ -554,7 +416,9 @@ final class RedisLockStore implements LockStore<RedisHold>, RedisNodes.NodeStore
     @Override
     public void close() {
         closed = true;
-        returnSpareConnections();
+        if (pipeline != null) {
+            pipeline.close();
+        }
         wakeups.close();
         canceller.closeAndFlush();
         if (owned != null) {
@@ -639,10 +503,10 @@ final class RedisLockStore implements LockStore<RedisHold>, RedisNodes.NodeStore
     private Reply<Object> eval(String action, String name, Script script, List<String> keyList, List<String> args) {
         return run(action, name, () -> {
             try {
-                return jedis.evalsha(script.sha, keyList, args);
+                return jedis.evalsha(script.sha(), keyList, args);
             } catch (JedisNoScriptException e) {
-                jedis.scriptLoad(script.text, keyList.get(0));
-                return jedis.evalsha(script.sha, keyList, args);
+                jedis.scriptLoad(script.text(), keyList.get(0));
+                return jedis.evalsha(script.sha(), keyList, args);
             }
         });
     }
@@ -652,10 +516,10 @@ final class RedisLockStore implements LockStore<RedisHold>, RedisNodes.NodeStore
             List<byte[]> args) {
         return run(action, name, () -> {
             try {
-                return jedis.evalsha(script.shaBytes, keyList, args);
+                return jedis.evalsha(script.shaBytes(), keyList, args);
             } catch (JedisNoScriptException e) {
-                jedis.scriptLoad(script.text, sampleKey);
-                return jedis.evalsha(script.shaBytes, keyList, args);
+                jedis.scriptLoad(script.text(), sampleKey);
+                return jedis.evalsha(script.shaBytes(), keyList, args);
             }
         });
     }
@@ -676,11 +540,11 @@ final class RedisLockStore implements LockStore<RedisHold>, RedisNodes.NodeStore
                 return new Reply<>(command.get(), lostAnswer);
             } catch (JedisConnectionException e) {
                 onConnectionFailure.run();
-                lostAnswer |= !causedBy(e, ConnectException.class);
+                lostAnswer |= !RedisPipeline.causedBy(e, ConnectException.class);
                 // Only a failure that came at once is a stale connection worth one more try; anything slower
                 // (a timeout, a server that is slow to refuse) is reported, so the call stays within its bound.
                 boolean fast = System.nanoTime() - start < timeoutNanos / 4;
-                if (retried || !fast || closed || causedBy(e, SocketTimeoutException.class)) {
+                if (retried || !fast || closed || RedisPipeline.causedBy(e, SocketTimeoutException.class)) {
                     throw new Failed(address + " - " + what(action, name) + " failed: " + describe(e), e,
                             lostAnswer);
                 }
@@ -694,15 +558,6 @@ final class RedisLockStore implements LockStore<RedisHold>, RedisNodes.NodeStore
 
     private static String what(String action, String name) {
         return name == null ? action : action + " lock '" + name + "'";
-    }
-
-    private static boolean causedBy(Throwable e, Class<? extends Throwable> type) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (type.isInstance(t)) {
-                return true;
-            }
-        }
-        return false;
     }
 
     private static String describe(JedisException e) {

@@ -7,6 +7,7 @@ import io.locksmith.DistributedLock;
 import io.locksmith.LockBackendException;
 import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
+import io.locksmith.redis.internal.RedisKeys;
 import io.locksmith.tests.servers.RedisServer;
 import java.io.IOException;
 import java.net.ServerSocket;

@@ -1,5 +1,6 @@
 package io.locksmith.redis;
 
+import io.locksmith.redis.internal.RedisKeys;
 import io.locksmith.tests.servers.RedisServer;
 import java.util.HashMap;
 import java.util.Map;

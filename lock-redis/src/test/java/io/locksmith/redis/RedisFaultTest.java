@@ -8,6 +8,7 @@ import io.locksmith.LockBackendException;
 import io.locksmith.LockLostException;
 import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
+import io.locksmith.redis.internal.RedisKeys;
 import io.locksmith.spi.LockStores;
 import io.locksmith.tests.FencedResource;
 import io.locksmith.tests.servers.RedisServer;

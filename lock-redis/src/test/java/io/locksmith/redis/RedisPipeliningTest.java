@@ -3,7 +3,7 @@ package io.locksmith.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.locksmith.LockOptions;
-import io.locksmith.redis.internal.RedisNodes;
+import io.locksmith.redis.internal.RedisNodeStore;
 import io.locksmith.spi.Acquisition;
 import io.locksmith.tests.servers.RedisServer;
 import java.time.Duration;
@@ -44,7 +44,7 @@ class RedisPipeliningTest {
                 .operationTimeout(OPERATION_TIMEOUT).build();
         try (RedisLockStore store = TestRedis.store(server, options)) {
             assertThat(store.canPipeline()).isTrue();
-            RedisNodes.Attempt attempt = new RedisNodes.Attempt(store.newHold("stock:sku-42", "owner-1"), 1);
+            RedisNodeStore.Attempt attempt = new RedisNodeStore.Attempt(store.newHold("stock:sku-42", "owner-1"), 1);
             long roundDeadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(250);
             Acquisition acquired = store.sendAcquire(attempt, Duration.ofSeconds(30)).await(roundDeadline);
             assertThat(acquired.isAcquired()).isTrue();
@@ -52,12 +52,12 @@ class RedisPipeliningTest {
                     + TimeUnit.MILLISECONDS.toNanos(250))).isTrue();
 
             // The connection the calls used (kept as a spare, or back in the pool) is the one handed out next.
-            Connection used = store.takeConnection();
+            Connection used = store.pipeline().takeConnection();
             try {
                 assertThat(used.getSoTimeout()).as("socket timeout of the connection after two pipelined calls")
                         .isEqualTo((int) OPERATION_TIMEOUT.toMillis());
             } finally {
-                store.giveBack(used);
+                store.pipeline().giveBack(used);
             }
         }
     }
@@ -70,7 +70,7 @@ class RedisPipeliningTest {
                 server.port())) {
             RedisLockStore store = new RedisLockStore(client, server.toString(), options, () -> { }, null);
             for (int i = 0; i < 3; i++) {
-                RedisNodes.Attempt attempt = new RedisNodes.Attempt(store.newHold("n" + i, "owner-2"), i + 1);
+                RedisNodeStore.Attempt attempt = new RedisNodeStore.Attempt(store.newHold("n" + i, "owner-2"), i + 1);
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
                 assertThat(store.sendAcquire(attempt, Duration.ofSeconds(30)).await(deadline).isAcquired()).isTrue();
                 assertThat(store.sendRelease(attempt).await(deadline)).isTrue();

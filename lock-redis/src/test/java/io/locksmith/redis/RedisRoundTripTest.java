@@ -6,6 +6,8 @@ import io.locksmith.DistributedLock;
 import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
 import io.locksmith.redis.ServerMonitor.Command;
+import io.locksmith.redis.internal.RedisKeys;
+import io.locksmith.redis.internal.RedisScripts;
 import io.locksmith.tests.servers.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -72,10 +74,11 @@ class RedisRoundTripTest {
             assertThat(sent).as("commands sent for %d uncontended cycles", cycles).hasSize(2 * cycles);
             for (int i = 0; i < cycles; i++) {
                 assertThat(sent.get(2 * i).name()).isEqualTo("evalsha");
-                assertThat(sent.get(2 * i).sha()).as("cycle %d, first command", i).isEqualTo(RedisScripts.ACQUIRE.sha);
+                assertThat(sent.get(2 * i).sha()).as("cycle %d, first command", i)
+                        .isEqualTo(RedisScripts.ACQUIRE.sha());
                 assertThat(sent.get(2 * i + 1).name()).isEqualTo("evalsha");
                 assertThat(sent.get(2 * i + 1).sha()).as("cycle %d, second command", i)
-                        .isEqualTo(RedisScripts.RELEASE.sha);
+                        .isEqualTo(RedisScripts.RELEASE.sha());
             }
             assertThat(after.get("evalsha") - before.get("evalsha")).as("EVALSHA calls in INFO commandstats")
                     .isEqualTo(2L * cycles);
@@ -93,8 +96,8 @@ class RedisRoundTripTest {
             assertThat(store.renew(List.of(hold), lease).gone()).isEmpty();
             assertThat(store.release(hold)).isTrue();
             List<Command> sent = monitor.commandsSinceLastMark();
-            assertThat(sent).extracting(Command::sha).containsExactly(RedisScripts.ACQUIRE.sha,
-                    RedisScripts.RENEW.sha, RedisScripts.RELEASE.sha);
+            assertThat(sent).extracting(Command::sha).containsExactly(RedisScripts.ACQUIRE.sha(),
+                    RedisScripts.RENEW.sha(), RedisScripts.RELEASE.sha());
             // acquire: sha, 3 keys, owner, lease, attempt; renew: sha, 1 key, lease, owner, attempt
             assertThat(sent.get(0).args().get(7)).as("PEXPIRE of the acquisition").isEqualTo("30001");
             assertThat(sent.get(1).args().get(4)).as("PEXPIRE of the renewal").isEqualTo("30001");
@@ -124,7 +127,7 @@ class RedisRoundTripTest {
             assertThat(lock.fencingToken()).isEqualTo(token);
             lock.unlock();
             assertThat(monitor.commandsSinceLastMark()).extracting(Command::sha)
-                    .containsExactly(RedisScripts.RELEASE.sha);
+                    .containsExactly(RedisScripts.RELEASE.sha());
         }
     }
 
@@ -145,17 +148,18 @@ class RedisRoundTripTest {
                             : (c.name() + " " + c.args().get(1)).toLowerCase(java.util.Locale.ROOT))
                     .as("commands of the first cycle after SCRIPT FLUSH")
                     .containsExactly(
-                            "evalsha " + RedisScripts.ACQUIRE.sha, "script load", "evalsha " + RedisScripts.ACQUIRE.sha,
-                            "evalsha " + RedisScripts.RELEASE.sha, "script load", "evalsha " + RedisScripts.RELEASE.sha);
-            List<Boolean> cached = admin.call(jedis -> jedis.scriptExists(RedisScripts.ACQUIRE.sha,
-                    RedisScripts.RELEASE.sha));
+                            "evalsha " + RedisScripts.ACQUIRE.sha(), "script load",
+                            "evalsha " + RedisScripts.ACQUIRE.sha(), "evalsha " + RedisScripts.RELEASE.sha(),
+                            "script load", "evalsha " + RedisScripts.RELEASE.sha());
+            List<Boolean> cached = admin.call(jedis -> jedis.scriptExists(RedisScripts.ACQUIRE.sha(),
+                    RedisScripts.RELEASE.sha()));
             assertThat(cached).as("SCRIPT EXISTS acquire, release").containsExactly(true, true);
             monitor.commandsSinceLastMark();
 
             lock.lock();
             lock.unlock();
             assertThat(monitor.commandsSinceLastMark()).extracting(Command::sha)
-                    .containsExactly(RedisScripts.ACQUIRE.sha, RedisScripts.RELEASE.sha);
+                    .containsExactly(RedisScripts.ACQUIRE.sha(), RedisScripts.RELEASE.sha());
         }
     }
 
@@ -176,10 +180,10 @@ class RedisRoundTripTest {
                     .extracting(c -> c.name() + " " + c.sha() + " " + c.keys())
                     .as("commands of one inspect and one forceRelease")
                     .containsExactly(
-                            "evalsha " + RedisScripts.INSPECT.sha + " " + List.of(
+                            "evalsha " + RedisScripts.INSPECT.sha() + " " + List.of(
                                     new RedisKeys(app.options().namespace()).lock("inspected"),
                                     new RedisKeys(app.options().namespace()).fence("inspected")),
-                            "evalsha " + RedisScripts.FORCE_RELEASE.sha + " " + List.of(
+                            "evalsha " + RedisScripts.FORCE_RELEASE.sha() + " " + List.of(
                                     new RedisKeys(app.options().namespace()).lock("inspected")));
         }
     }
@@ -206,7 +210,7 @@ class RedisRoundTripTest {
                 Thread.sleep(200);
                 List<Command> sent = monitor.commandsSinceLastMark();
                 assertThat(sent).as("while only renewing, the provider sends nothing but the renew script")
-                        .allSatisfy(c -> assertThat(c.sha()).isEqualTo(RedisScripts.RENEW.sha));
+                        .allSatisfy(c -> assertThat(c.sha()).isEqualTo(RedisScripts.RENEW.sha()));
                 renewals.addAll(sent);
                 rounds = rounds(renewals);
             }

@@ -2,7 +2,9 @@ package io.locksmith.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.locksmith.redis.RedisScripts.Script;
+import io.locksmith.redis.internal.RedisKeys;
+import io.locksmith.redis.internal.RedisScripts.Script;
+import io.locksmith.redis.internal.RedisScripts;
 import io.locksmith.tests.servers.RedisServer;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
@@ -43,7 +45,7 @@ class RedisScriptsTest {
     }
 
     private static Object run(Script script, List<String> keyList, String... args) {
-        return admin.call(jedis -> jedis.eval(script.text, keyList, List.of(args)));
+        return admin.call(jedis -> jedis.eval(script.text(), keyList, List.of(args)));
     }
 
     private long acquire(String name, String owner, long attempt) {
@@ -298,7 +300,8 @@ class RedisScriptsTest {
     void shaMatchesServer() {
         for (Script script : List.of(RedisScripts.ACQUIRE, RedisScripts.RELEASE, RedisScripts.RENEW,
                 RedisScripts.CANCEL, RedisScripts.INSPECT, RedisScripts.FORCE_RELEASE)) {
-            assertThat(admin.<String>call(jedis -> jedis.scriptLoad(script.text))).as(script.name).isEqualTo(script.sha);
+            assertThat(admin.<String>call(jedis -> jedis.scriptLoad(script.text()))).as(script.name())
+                    .isEqualTo(script.sha());
         }
     }
 }

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.locksmith.LockBackendException;
 import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
+import io.locksmith.redis.internal.RedisUri;
 import io.locksmith.tests.servers.RedisServer;
 import java.net.URI;
 import java.time.Duration;

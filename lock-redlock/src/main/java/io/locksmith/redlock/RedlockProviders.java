@@ -3,7 +3,8 @@ package io.locksmith.redlock;
 import io.locksmith.LockBackendException;
 import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
-import io.locksmith.redis.internal.RedisNodes;
+import io.locksmith.redis.internal.RedisNodeStore;
+import io.locksmith.redis.internal.RedisUri;
 import io.locksmith.redlock.RedlockStore.Node;
 import io.locksmith.spi.LockStores;
 import java.time.Duration;
@@ -71,7 +72,7 @@ public final class RedlockProviders {
         List<AutoCloseable> clients = new ArrayList<>();
         AutoCloseable closeClients = () -> clients.forEach(RedlockProviders::closeQuietly);
         LockOptions nodeOptions = nodeOptions(options, nodeTimeout);
-        for (RedisNodes.Address address : uri.nodes()) {
+        for (RedisUri address : uri.nodes()) {
             DefaultJedisClientConfig.Builder config = DefaultJedisClientConfig.builder()
                     .connectionTimeoutMillis(timeout)
                     .socketTimeoutMillis(timeout)
@@ -100,7 +101,7 @@ public final class RedlockProviders {
                     .build();
             clients.add(client);
             // After a broken connection the idle ones are likely stale too (server restarted): drop them.
-            RedisNodes.NodeStore store = RedisNodes.newStore(client, address.address(), nodeOptions,
+            RedisNodeStore store = RedisNodeStore.open(client, address.address(), nodeOptions,
                     connections.getPool()::clear);
             nodes.add(new Node(address.address(), store, client));
         }
@@ -121,7 +122,7 @@ public final class RedlockProviders {
         StringJoiner problems = new StringJoiner("; ");
         for (Node node : nodes) {
             try {
-                RedisNodes.loadScripts(node.store());
+                node.store().loadScripts();
                 loaded++;
             } catch (LockBackendException e) {
                 problems.add(e.getMessage());
@@ -237,7 +238,7 @@ public final class RedlockProviders {
                 String address = addresses != null ? addresses.get(i) : "node-" + (i + 1);
                 shown.add(address);
                 UnifiedJedis client = clients.get(i);
-                nodes.add(new Node(address, RedisNodes.newStore(client, address, nodeOptions, () -> { }), client));
+                nodes.add(new Node(address, RedisNodeStore.open(client, address, nodeOptions, () -> { }), client));
             }
             return newProvider(nodes, "redlock(" + String.join(", ", shown) + ")", nodeTimeout, delay, options, null);
         }

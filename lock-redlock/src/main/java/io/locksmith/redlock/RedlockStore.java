@@ -2,7 +2,8 @@ package io.locksmith.redlock;
 
 import io.locksmith.LockBackendException;
 import io.locksmith.TimeSource;
-import io.locksmith.redis.internal.RedisNodes;
+import io.locksmith.redis.internal.RedisKeys;
+import io.locksmith.redis.internal.RedisNodeStore;
 import io.locksmith.spi.Acquisition;
 import io.locksmith.spi.LockStore;
 import io.locksmith.spi.RenewResult;
@@ -92,7 +93,7 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
 
     private final List<Node> nodes;
     /** Each node's pipelined calls, or null unless every node can pipeline. */
-    private final RedisNodes.Pipelining[] pipelines;
+    private final RedisNodeStore.Pipelining[] pipelines;
     private final int quorum;
     private final String address;
     private final String namespace;
@@ -105,7 +106,7 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
     private final AtomicLong splitVotes = new AtomicLong();
 
     /** One Redis master: the Redis backend's store over it and the client it uses. */
-    record Node(String address, RedisNodes.NodeStore store, UnifiedJedis client) {
+    record Node(String address, RedisNodeStore store, UnifiedJedis client) {
     }
 
     /**
@@ -116,9 +117,9 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
     RedlockStore(List<Node> nodes, String address, String namespace, Duration nodeTimeout, Duration retryDelay,
             TimeSource time, AutoCloseable owned) {
         this.nodes = List.copyOf(nodes);
-        RedisNodes.Pipelining[] pipelining = new RedisNodes.Pipelining[this.nodes.size()];
+        RedisNodeStore.Pipelining[] pipelining = new RedisNodeStore.Pipelining[this.nodes.size()];
         for (int i = 0; i < pipelining.length; i++) {
-            pipelining[i] = RedisNodes.pipelining(this.nodes.get(i).store());
+            pipelining[i] = RedisNodeStore.pipelining(this.nodes.get(i).store());
         }
         this.pipelines = Arrays.stream(pipelining).allMatch(Objects::nonNull) ? pipelining : null;
         this.quorum = Validity.quorum(nodes.size());
@@ -148,7 +149,7 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
 
     @Override
     public Hold newHold(String name, String owner) {
-        RedisNodes.Hold[] onNode = new RedisNodes.Hold[nodes.size()];
+        RedisNodeStore.Hold[] onNode = new RedisNodeStore.Hold[nodes.size()];
         for (int i = 0; i < onNode.length; i++) {
             onNode[i] = nodes.get(i).store().newHold(name, owner);
         }
@@ -240,7 +241,7 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
         if (low.isEmpty()) {
             return fenced;
         }
-        String key = RedisNodes.fenceKey(namespace, name);
+        String key = new RedisKeys(namespace).fence(name);
         List<String> args = List.of(Long.toString(token));
         Votes<Object> raise = fanOut(null, i -> low.contains(i)
                 ? nodes.get(i).client().eval(RAISE_FENCE, List.of(key), args) : null);
@@ -316,22 +317,22 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
         long leaseNanos = lease.toNanos();
         int n = holds.size();
         // each hold's latest round (the one that took it) on each node, in the order of holds
-        List<List<RedisNodes.Attempt>> perNode = new ArrayList<>(nodes.size());
+        List<List<RedisNodeStore.Attempt>> perNode = new ArrayList<>(nodes.size());
         for (int i = 0; i < nodes.size(); i++) {
-            List<RedisNodes.Attempt> attemptsOfNode = new ArrayList<>(n);
+            List<RedisNodeStore.Attempt> attemptsOfNode = new ArrayList<>(n);
             for (Hold hold : holds) {
                 attemptsOfNode.add(hold.on(i, hold.latest.attempt));
             }
             perNode.add(attemptsOfNode);
         }
         long start = time.nanoTime();
-        Votes<Set<RedisNodes.Attempt>> round = fanOut(null, i -> nodes.get(i).store()
+        Votes<Set<RedisNodeStore.Attempt>> round = fanOut(null, i -> nodes.get(i).store()
                 .renewAttempts(perNode.get(i), lease));
         long end = time.nanoTime();
         int[] confirmations = new int[n];
         int[] denials = new int[n];
         for (int i = 0; i < nodes.size(); i++) {
-            Set<RedisNodes.Attempt> gone = round.value(i);
+            Set<RedisNodeStore.Attempt> gone = round.value(i);
             if (gone == null) {
                 continue;
             }
@@ -471,22 +472,22 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
     static final class Hold {
         final String name;
         final String owner;
-        private final RedisNodes.Hold[] onNode;
+        private final RedisNodeStore.Hold[] onNode;
         /**
          * The run's latest round, null before the first. Rounds of a run come one after another; the machinery
          * releases or renews a run only after its last round.
          */
         volatile Round latest;
 
-        Hold(String name, String owner, RedisNodes.Hold[] onNode) {
+        Hold(String name, String owner, RedisNodeStore.Hold[] onNode) {
             this.name = name;
             this.owner = owner;
             this.onNode = onNode;
         }
 
         /** Round {@code attempt} of this run on node {@code i}. */
-        RedisNodes.Attempt on(int i, long attempt) {
-            return new RedisNodes.Attempt(onNode[i], attempt);
+        RedisNodeStore.Attempt on(int i, long attempt) {
+            return new RedisNodeStore.Attempt(onNode[i], attempt);
         }
 
         @Override
@@ -516,10 +517,10 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
      */
 
     /** Sends {@code send}'s call to every node, then waits at most the per-node timeout for the answers. */
-    private <T> Votes<T> pipelined(IntFunction<RedisNodes.Pending<T>> send) {
+    private <T> Votes<T> pipelined(IntFunction<RedisNodeStore.Pending<T>> send) {
         int n = nodes.size();
         @SuppressWarnings("unchecked")
-        RedisNodes.Pending<T>[] sent = new RedisNodes.Pending[n];
+        RedisNodeStore.Pending<T>[] sent = new RedisNodeStore.Pending[n];
         for (int i = 0; i < n; i++) {
             sent[i] = send.apply(i);
         }

@@ -1,6 +1,6 @@
 package io.locksmith.redlock;
 
-import io.locksmith.redis.internal.RedisNodes;
+import io.locksmith.redis.internal.RedisUri;
 import io.locksmith.spi.Uris;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -14,7 +14,7 @@ import java.util.Locale;
  * address; {@code redlocks://} uses TLS to every node. Each node is parsed exactly like a {@code redis://} URI
  * by the Redis backend; the database applies to every node.
  */
-record RedlockUri(List<RedisNodes.Address> nodes, Duration nodeTimeout) {
+record RedlockUri(List<RedisUri> nodes, Duration nodeTimeout) {
 
     static RedlockUri parse(URI uri) {
         String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
@@ -45,7 +45,7 @@ record RedlockUri(List<RedisNodes.Address> nodes, Duration nodeTimeout) {
             }
         }
         String nodeScheme = scheme.equals("redlocks") ? "rediss" : "redis";
-        List<RedisNodes.Address> nodes = new ArrayList<>();
+        List<RedisUri> nodes = new ArrayList<>();
         for (String node : authority.split(",", -1)) {
             if (node.isEmpty()) {
                 throw bad(uri, "empty node in the list");
@@ -57,7 +57,7 @@ record RedlockUri(List<RedisNodes.Address> nodes, Duration nodeTimeout) {
                 throw bad(uri, "node '" + hide(node) + "' is not host:port");
             }
             try {
-                nodes.add(RedisNodes.parse(nodeUri));
+                nodes.add(RedisUri.parse(nodeUri));
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException("Invalid Redlock URI '" + redact(uri) + "': node " + (nodes.size() + 1)
                         + ": " + e.getMessage(), e);
@@ -70,7 +70,7 @@ record RedlockUri(List<RedisNodes.Address> nodes, Duration nodeTimeout) {
     String address() {
         StringBuilder b = new StringBuilder(nodes.get(0).tls() ? "redlocks://" : "redlock://");
         for (int i = 0; i < nodes.size(); i++) {
-            RedisNodes.Address node = nodes.get(i);
+            RedisUri node = nodes.get(i);
             b.append(i == 0 ? "" : ",").append(node.host().indexOf(':') >= 0 ? '[' + node.host() + ']' : node.host())
                     .append(':').append(node.port());
         }

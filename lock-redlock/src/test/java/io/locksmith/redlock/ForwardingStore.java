@@ -1,6 +1,6 @@
 package io.locksmith.redlock;
 
-import io.locksmith.redis.internal.RedisNodes;
+import io.locksmith.redis.internal.RedisNodeStore;
 import io.locksmith.spi.Acquisition;
 import io.locksmith.spi.LockStore;
 import java.time.Duration;
@@ -8,11 +8,11 @@ import java.util.List;
 import java.util.Set;
 
 /** A node store that passes every call on; tests override the calls they want to slow down or observe. */
-class ForwardingStore implements RedisNodes.NodeStore {
+class ForwardingStore implements RedisNodeStore {
 
-    final RedisNodes.NodeStore delegate;
+    final RedisNodeStore delegate;
 
-    ForwardingStore(RedisNodes.NodeStore delegate) {
+    ForwardingStore(RedisNodeStore delegate) {
         this.delegate = delegate;
     }
 
@@ -22,22 +22,22 @@ class ForwardingStore implements RedisNodes.NodeStore {
     }
 
     @Override
-    public RedisNodes.Hold newHold(String name, String owner) {
+    public RedisNodeStore.Hold newHold(String name, String owner) {
         return delegate.newHold(name, owner);
     }
 
     @Override
-    public Acquisition tryAcquire(RedisNodes.Attempt attempt, Duration lease) {
+    public Acquisition tryAcquire(RedisNodeStore.Attempt attempt, Duration lease) {
         return delegate.tryAcquire(attempt, lease);
     }
 
     @Override
-    public boolean release(RedisNodes.Attempt attempt) {
+    public boolean release(RedisNodeStore.Attempt attempt) {
         return delegate.release(attempt);
     }
 
     @Override
-    public Set<RedisNodes.Attempt> renewAttempts(List<RedisNodes.Attempt> attempts, Duration lease) {
+    public Set<RedisNodeStore.Attempt> renewAttempts(List<RedisNodeStore.Attempt> attempts, Duration lease) {
         return delegate.renewAttempts(attempts, lease);
     }
 
@@ -49,6 +49,11 @@ class ForwardingStore implements RedisNodes.NodeStore {
     @Override
     public LockStore.Subscription subscribe(String name, Runnable onRelease) {
         return delegate.subscribe(name, onRelease);
+    }
+
+    @Override
+    public void loadScripts() {
+        delegate.loadScripts();
     }
 
     @Override

@@ -2,7 +2,7 @@ package io.locksmith.redlock;
 
 import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
-import io.locksmith.redis.internal.RedisNodes;
+import io.locksmith.redis.internal.RedisKeys;
 import io.locksmith.tests.LockProviderContract;
 import io.locksmith.tests.StoreControl;
 import java.util.EnumSet;
@@ -52,7 +52,7 @@ class RedlockContractTest extends LockProviderContract {
 
     @Override
     protected void forceRelease(String namespace, String name) {
-        String key = RedisNodes.lockKey(namespace, name);
+        String key = new RedisKeys(namespace).lock(name);
         for (int i = 0; i < TestNodes.COUNT; i++) {
             TestNodes.call(i, jedis -> jedis.del(key));
         }

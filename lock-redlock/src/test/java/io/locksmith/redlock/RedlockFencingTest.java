@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.locksmith.DistributedLock;
 import io.locksmith.LockOptions;
-import io.locksmith.redis.internal.RedisNodes;
+import io.locksmith.redis.internal.RedisKeys;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -87,7 +87,7 @@ class RedlockFencingTest {
     }
 
     private long counter(int node) {
-        String value = TestNodes.call(node, jedis -> jedis.get(RedisNodes.fenceKey(namespace, nameOf(node))));
+        String value = TestNodes.call(node, jedis -> jedis.get(new RedisKeys(namespace).fence(nameOf(node))));
         return value == null ? 0 : Long.parseLong(value);
     }
 
@@ -99,7 +99,7 @@ class RedlockFencingTest {
 
     private void occupy(int... nodes) {
         current = "quorums";
-        String key = RedisNodes.lockKey(namespace, "quorums");
+        String key = new RedisKeys(namespace).lock("quorums");
         for (int node : nodes) {
             TestNodes.call(node, jedis -> {
                 jedis.hset(key, "intruder", "1");
@@ -109,7 +109,7 @@ class RedlockFencingTest {
     }
 
     private void free(int... nodes) {
-        String key = RedisNodes.lockKey(namespace, "quorums");
+        String key = new RedisKeys(namespace).lock("quorums");
         for (int node : nodes) {
             TestNodes.call(node, jedis -> jedis.del(key));
         }

@@ -3,7 +3,8 @@ package io.locksmith.redlock;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.locksmith.LockOptions;
-import io.locksmith.redis.internal.RedisNodes;
+import io.locksmith.redis.internal.RedisKeys;
+import io.locksmith.redis.internal.RedisNodeStore;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -29,7 +30,7 @@ class RedlockLateReleaseTest {
     void lateReleaseOfAFailedRoundLeavesTheNextRound() throws Exception {
         String namespace = TestNodes.namespace();
         String name = "rounds";
-        String key = RedisNodes.lockKey(namespace, name);
+        String key = new RedisKeys(namespace).lock(name);
         for (int i = 0; i < 3; i++) {
             TestNodes.call(i, jedis -> {
                 jedis.hset(key, "somebody-else", "1");
@@ -65,12 +66,12 @@ class RedlockLateReleaseTest {
     }
 
     /** Master 0's first release is held back until {@code deliver}. */
-    private static UnaryOperator<RedisNodes.NodeStore> firstReleaseLate(CountDownLatch deliver,
+    private static UnaryOperator<RedisNodeStore> firstReleaseLate(CountDownLatch deliver,
             CountDownLatch delivered) {
         AtomicBoolean first = new AtomicBoolean(true);
         return store -> new ForwardingStore(store) {
             @Override
-            public boolean release(RedisNodes.Attempt attempt) {
+            public boolean release(RedisNodeStore.Attempt attempt) {
                 return late(() -> delegate.release(attempt));
             }
 

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.locksmith.DistributedLock;
 import io.locksmith.LockOptions;
-import io.locksmith.redis.internal.RedisNodes;
+import io.locksmith.redis.internal.RedisNodeStore;
 import io.locksmith.spi.Acquisition;
 import io.locksmith.spi.ForwardingLockStore;
 import io.locksmith.spi.LockStore;
@@ -41,17 +41,18 @@ class RedlockRenewalRaceTest {
         try (TestNodes.Opened opened = TestNodes.open(TestNodes.COUNT, options, Duration.ofSeconds(5),
                 i -> store -> new ForwardingStore(store) {
                     @Override
-                    public Acquisition tryAcquire(RedisNodes.Attempt attempt, Duration lease) {
+                    public Acquisition tryAcquire(RedisNodeStore.Attempt attempt, Duration lease) {
                         owners.add(attempt.hold().owner());
                         return delegate.tryAcquire(attempt, lease);
                     }
 
                     @Override
-                    public Set<RedisNodes.Attempt> renewAttempts(List<RedisNodes.Attempt> attempts, Duration lease) {
+                    public Set<RedisNodeStore.Attempt> renewAttempts(List<RedisNodeStore.Attempt> attempts,
+                            Duration lease) {
                         // asked while the first hold exists, answers once it is released, returns after the second
                         asked.countDown();
                         await(released);
-                        Set<RedisNodes.Attempt> gone = delegate.renewAttempts(attempts, lease);
+                        Set<RedisNodeStore.Attempt> gone = delegate.renewAttempts(attempts, lease);
                         answered.countDown();
                         await(reacquired);
                         return gone;

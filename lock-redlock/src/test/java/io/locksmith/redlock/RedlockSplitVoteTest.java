@@ -4,7 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.locksmith.DistributedLock;
 import io.locksmith.LockOptions;
-import io.locksmith.redis.internal.RedisNodes;
+import io.locksmith.redis.internal.RedisKeys;
+import io.locksmith.redis.internal.RedisNodeStore;
 import io.locksmith.spi.Acquisition;
 import java.time.Duration;
 import java.util.List;
@@ -36,7 +37,7 @@ class RedlockSplitVoteTest {
     void splitVoteResolves() throws Exception {
         String namespace = TestNodes.namespace();
         String name = "split";
-        String key = RedisNodes.lockKey(namespace, name);
+        String key = new RedisKeys(namespace).lock(name);
         TestNodes.call(2, jedis -> {
             jedis.hset(key, "intruder", "1");
             return jedis.pexpire(key, 60_000);
@@ -106,13 +107,13 @@ class RedlockSplitVoteTest {
      * A node store whose first acquisition waits for {@code before} and then, answered, counts down {@code done},
      * and whose first release waits for {@code releaseAfter}; null: no such step.
      */
-    private static UnaryOperator<RedisNodes.NodeStore> gated(CountDownLatch before, CountDownLatch done,
+    private static UnaryOperator<RedisNodeStore> gated(CountDownLatch before, CountDownLatch done,
             CountDownLatch releaseAfter) {
         AtomicBoolean firstAcquire = new AtomicBoolean(true);
         AtomicBoolean firstRelease = new AtomicBoolean(true);
         return store -> new ForwardingStore(store) {
             @Override
-            public Acquisition tryAcquire(RedisNodes.Attempt attempt, Duration lease) {
+            public Acquisition tryAcquire(RedisNodeStore.Attempt attempt, Duration lease) {
                 boolean gated = firstAcquire.getAndSet(false);
                 try {
                     if (gated) {
@@ -127,7 +128,7 @@ class RedlockSplitVoteTest {
             }
 
             @Override
-            public boolean release(RedisNodes.Attempt attempt) {
+            public boolean release(RedisNodeStore.Attempt attempt) {
                 if (firstRelease.getAndSet(false)) {
                     await(releaseAfter, "the other client's request never reached this master");
                 }

@@ -7,7 +7,7 @@ import io.locksmith.DistributedLock;
 import io.locksmith.LockBackendException;
 import io.locksmith.LockLostException;
 import io.locksmith.LockOptions;
-import io.locksmith.redis.internal.RedisNodes;
+import io.locksmith.redis.internal.RedisNodeStore;
 import io.locksmith.spi.Acquisition;
 import io.locksmith.spi.RenewResult;
 import java.time.Duration;
@@ -57,18 +57,18 @@ class RedlockValidityTest {
         opened = TestNodes.open(3, options, Duration.ofMillis(500), i -> i == 0 ? slowOnTheClock() : unreliableRenewal());
     }
 
-    private UnaryOperator<RedisNodes.NodeStore> slowOnTheClock() {
+    private UnaryOperator<RedisNodeStore> slowOnTheClock() {
         return store -> new ForwardingStore(store) {
             @Override
-            public Acquisition tryAcquire(RedisNodes.Attempt attempt, Duration lease) {
+            public Acquisition tryAcquire(RedisNodeStore.Attempt attempt, Duration lease) {
                 Acquisition a = delegate.tryAcquire(attempt, lease);
                 now.addAndGet(acquireTakes.get());
                 return a;
             }
 
             @Override
-            public Set<RedisNodes.Attempt> renewAttempts(List<RedisNodes.Attempt> attempts, Duration lease) {
-                Set<RedisNodes.Attempt> gone = delegate.renewAttempts(attempts, lease);
+            public Set<RedisNodeStore.Attempt> renewAttempts(List<RedisNodeStore.Attempt> attempts, Duration lease) {
+                Set<RedisNodeStore.Attempt> gone = delegate.renewAttempts(attempts, lease);
                 now.addAndGet(nextRenewalTakes.getAndSet(0));
                 renewals.incrementAndGet();
                 return gone;
@@ -76,10 +76,10 @@ class RedlockValidityTest {
         };
     }
 
-    private UnaryOperator<RedisNodes.NodeStore> unreliableRenewal() {
+    private UnaryOperator<RedisNodeStore> unreliableRenewal() {
         return store -> new ForwardingStore(store) {
             @Override
-            public Set<RedisNodes.Attempt> renewAttempts(List<RedisNodes.Attempt> attempts, Duration lease) {
+            public Set<RedisNodeStore.Attempt> renewAttempts(List<RedisNodeStore.Attempt> attempts, Duration lease) {
                 return switch (othersRenew.get()) {
                     case "fail" -> throw new LockBackendException("no answer (injected)");
                     case "gone" -> Set.copyOf(attempts);

@@ -2,7 +2,8 @@ package io.locksmith.redlock;
 
 import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
-import io.locksmith.redis.internal.RedisNodes;
+import io.locksmith.redis.internal.RedisKeys;
+import io.locksmith.redis.internal.RedisNodeStore;
 import io.locksmith.redlock.RedlockStore.Node;
 import io.locksmith.spi.LockStores;
 import io.locksmith.tests.servers.RedisServer;
@@ -93,7 +94,7 @@ final class TestNodes {
      * through {@code wrap} (identity for none).
      */
     static Opened open(int count, LockOptions options, Duration nodeTimeout,
-            Function<Integer, UnaryOperator<RedisNodes.NodeStore>> wrap) {
+            Function<Integer, UnaryOperator<RedisNodeStore>> wrap) {
         List<Node> nodes = new ArrayList<>();
         List<RedisClient> clients = new ArrayList<>();
         LockOptions nodeOptions = options.toBuilder().operationTimeout(nodeTimeout).build();
@@ -106,8 +107,8 @@ final class TestNodes {
                     .build();
             clients.add(client);
             String address = "redis://" + server.host() + ":" + server.port();
-            RedisNodes.NodeStore store = RedisNodes.newStore(client, address, nodeOptions, () -> { });
-            RedisNodes.loadScripts(store);
+            RedisNodeStore store = RedisNodeStore.open(client, address, nodeOptions, () -> { });
+            store.loadScripts();
             nodes.add(new Node(address, wrap.apply(i).apply(store), client));
         }
         RedlockStore store = new RedlockStore(nodes, "redlock(test)", options.namespace(), nodeTimeout, nodeTimeout,
@@ -142,12 +143,12 @@ final class TestNodes {
     static Set<String> heldNames(int i, String namespace) {
         return call(i, jedis -> {
             Set<String> names = new TreeSet<>();
-            ScanParams params = new ScanParams().match(RedisNodes.lockPattern(namespace)).count(1_000);
+            ScanParams params = new ScanParams().match(new RedisKeys(namespace).lockPattern()).count(1_000);
             String cursor = ScanParams.SCAN_POINTER_START;
             do {
                 ScanResult<String> page = jedis.scan(cursor, params);
                 for (String key : page.getResult()) {
-                    String name = RedisNodes.nameOfLock(namespace, key);
+                    String name = new RedisKeys(namespace).nameOfLock(key);
                     if (name != null && jedis.exists(key)) {
                         names.add(name);
                     }

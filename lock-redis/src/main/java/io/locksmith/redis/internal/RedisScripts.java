@@ -1,4 +1,4 @@
-package io.locksmith.redis;
+package io.locksmith.redis.internal;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -6,7 +6,8 @@ import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 
 /**
- * The Lua scripts of the Redis store. Each is loaded once ({@code SCRIPT LOAD}) and called by SHA
+ * The Lua scripts of the Redis store. Unsupported internal API, shared by the Redis and Redlock backends and the
+ * benchmarks' protocol floor; applications never need it. Each is loaded once ({@code SCRIPT LOAD}) and called by SHA
  * ({@code EVALSHA}); a server that lost its script cache (restart, {@code SCRIPT FLUSH}, failover) answers
  * {@code NOSCRIPT}, and the store loads the script again and repeats the call.
  *
@@ -62,10 +63,10 @@ import java.util.HexFormat;
  * <p>The hash does not record when a hold began: reading the server's clock ({@code TIME}) in {@link #ACQUIRE}
  * would make every acquisition slower (and need one more ACL permission) for the sake of an operator's view.
  */
-final class RedisScripts {
+public final class RedisScripts {
 
     /** The last argument that makes a script publish its wake-up with {@code SPUBLISH}. */
-    static final String SHARDED = "sharded";
+    public static final String SHARDED = "sharded";
 
     /**
      * KEYS[1] lock hash, KEYS[2] fencing counter, KEYS[3] cancelled attempts; ARGV[1] owner, ARGV[2] lease in ms,
@@ -73,7 +74,7 @@ final class RedisScripts {
      * token (&gt; 0), or this attempt's token if it holds the lock already; or when busy the negated remaining
      * lease in ms (&lt; 0), or 0 if that is unknown (the holder's hash has no expiry) or the attempt was cancelled.
      */
-    static final Script ACQUIRE = new Script("acquire", """
+    public static final Script ACQUIRE = new Script("acquire", """
             local free = redis.call('exists', KEYS[1], KEYS[3]) == 0
             if not free then
               if redis.call('sismember', KEYS[3], ARGV[1] .. ':' .. ARGV[3]) == 1 then
@@ -104,7 +105,7 @@ final class RedisScripts {
      * KEYS[1] lock hash; ARGV[1] owner, ARGV[2] attempt id (empty: any attempt of the owner), ARGV[3] wake-up
      * channel, ARGV[4] {@link #SHARDED} or absent. Returns 1 if released, 0 if that attempt did not hold the lock.
      */
-    static final Script RELEASE = new Script("release", """
+    public static final Script RELEASE = new Script("release", """
             local held = redis.call('hget', KEYS[1], ARGV[1])
             if not held or (ARGV[2] ~= '' and held ~= ARGV[2]) then
               return 0
@@ -118,7 +119,7 @@ final class RedisScripts {
      * KEYS: lock hashes; ARGV[1] lease in ms, ARGV[2i] the owner of KEYS[i] and ARGV[2i + 1] its attempt id (empty:
      * any attempt of that owner). Returns the 1-based positions in KEYS of the hashes that no longer hold them.
      */
-    static final Script RENEW = new Script("renew", """
+    public static final Script RENEW = new Script("renew", """
             local gone = {}
             for i, key in ipairs(KEYS) do
               local attempt = ARGV[2 * i + 1]
@@ -137,7 +138,7 @@ final class RedisScripts {
      * remember the cancellation in ms, ARGV[4] wake-up channel, ARGV[5] {@link #SHARDED} or absent. Returns 1 if
      * the attempt held the lock and was released, 0 if it is now remembered as cancelled.
      */
-    static final Script CANCEL = new Script("cancel", """
+    public static final Script CANCEL = new Script("cancel", """
             if redis.call('hget', KEYS[1], ARGV[1]) == ARGV[2] then
               redis.call('del', KEYS[1])
               redis.call(ARGV[5] == 'sharded' and 'spublish' or 'publish', ARGV[4], 'released')
@@ -152,7 +153,7 @@ final class RedisScripts {
      * KEYS[1] lock hash, KEYS[2] fencing counter. Returns {owner or nil, remaining lease in ms (PTTL: -2 if there
      * is no hash, -1 if it has no expiry), fencing counter or nil}.
      */
-    static final Script INSPECT = new Script("inspect", """
+    public static final Script INSPECT = new Script("inspect", """
             local owner = redis.call('hkeys', KEYS[1])[1] or false
             return {owner, redis.call('pttl', KEYS[1]), redis.call('get', KEYS[2])}
             """);
@@ -162,7 +163,7 @@ final class RedisScripts {
      * deleted, 0 if the lock was free. Publishes the wake-up either way: a needless one costs a waiter one
      * attempt, a missed one its wait until the lease it was told of ends.
      */
-    static final Script FORCE_RELEASE = new Script("force-release", """
+    public static final Script FORCE_RELEASE = new Script("force-release", """
             local deleted = redis.call('del', KEYS[1])
             redis.call(ARGV[2] == 'sharded' and 'spublish' or 'publish', ARGV[1], 'released')
             return deleted
@@ -172,18 +173,37 @@ final class RedisScripts {
     }
 
     /** A script's text and the SHA-1 Redis caches it under. */
-    static final class Script {
-        final String name;
-        final String text;
-        final String sha;
-        /** {@link #sha} as sent to the server. */
-        final byte[] shaBytes;
+    public static final class Script {
+        private final String name;
+        private final String text;
+        private final String sha;
+        private final byte[] shaBytes;
 
-        Script(String name, String text) {
+        private Script(String name, String text) {
             this.name = name;
             this.text = text;
             this.sha = sha1(text);
             this.shaBytes = sha.getBytes(StandardCharsets.US_ASCII);
+        }
+
+        /** The script's name for messages, such as {@code acquire}. */
+        public String name() {
+            return name;
+        }
+
+        /** The Lua source, as {@code SCRIPT LOAD} takes it. */
+        public String text() {
+            return text;
+        }
+
+        /** The SHA-1 of {@link #text}, in lower-case hex: what {@code EVALSHA} names. */
+        public String sha() {
+            return sha;
+        }
+
+        /** {@link #sha} as sent to the server; shared, so never to be modified. */
+        public byte[] shaBytes() {
+            return shaBytes;
         }
 
         @Override

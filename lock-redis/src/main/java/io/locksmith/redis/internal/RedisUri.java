@@ -1,4 +1,4 @@
-package io.locksmith.redis;
+package io.locksmith.redis.internal;
 
 import io.locksmith.spi.Uris;
 import java.io.ByteArrayOutputStream;
@@ -7,17 +7,23 @@ import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 
 /**
- * A parsed {@code redis://[[user]:password@]host[:port][/db]} or {@code rediss://…} (TLS) address.
+ * A parsed {@code redis://[[user]:password@]host[:port][/db]} or {@code rediss://…} (TLS) address. Unsupported
+ * internal API, shared by the Redis and Redlock backends; applications give the URI as text instead.
  *
  * <p>The port defaults to 6379 and the database to 0. User and password may be percent-encoded; with only a
  * password ({@code redis://:secret@host}) the server's {@code default} user is meant. Every parse error is an
  * {@link IllegalArgumentException} of one line that shows the URI with its credentials hidden.
  */
-record RedisUri(boolean tls, String host, int port, int database, String user, String password) {
+public record RedisUri(boolean tls, String host, int port, int database, String user, String password) {
 
     static final int DEFAULT_PORT = 6379;
 
-    static RedisUri parse(URI uri) {
+    /**
+     * Parses {@code uri}.
+     *
+     * @throws IllegalArgumentException naming what is wrong, with the credentials hidden
+     */
+    public static RedisUri parse(URI uri) {
         String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
         if (!scheme.equals("redis") && !scheme.equals("rediss")) {
             throw bad(uri, "scheme must be redis or rediss");
@@ -100,7 +106,7 @@ record RedisUri(boolean tls, String host, int port, int database, String user, S
     }
 
     /** The address for messages: scheme, host, port and database, never the credentials. */
-    String address() {
+    public String address() {
         String shownHost = host.indexOf(':') >= 0 ? '[' + host + ']' : host;
         return (tls ? "rediss" : "redis") + "://" + shownHost + ':' + port + '/' + database;
     }

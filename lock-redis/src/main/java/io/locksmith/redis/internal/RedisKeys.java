@@ -1,7 +1,8 @@
-package io.locksmith.redis;
+package io.locksmith.redis.internal;
 
 /**
- * The Redis keys and channel of each lock name in one namespace.
+ * The Redis keys and channel of each lock name in one namespace. Unsupported internal API, shared by the Redis
+ * and Redlock backends and the benchmarks; applications never need it.
  *
  * <p>For namespace {@code ns} and lock name {@code n}:
  * <ul>
@@ -20,7 +21,7 @@ package io.locksmith.redis;
  * letters, digits, {@code _ . -} (see {@link io.locksmith.LockOptions.Builder#namespace}), so no name can leave
  * it, and {@code ns:{*}} matches exactly the lock hashes of the namespace.
  */
-final class RedisKeys {
+public final class RedisKeys {
 
     private static final String FENCE_SUFFIX = ":fence";
     private static final String CANCELLED_SUFFIX = ":cancelled";
@@ -28,52 +29,53 @@ final class RedisKeys {
 
     private final String namespace;
 
-    RedisKeys(String namespace) {
+    /** The keys of {@code namespace}. */
+    public RedisKeys(String namespace) {
         this.namespace = namespace;
     }
 
     /** The hash that holds the owner of {@code name}. */
-    String lock(String name) {
+    public String lock(String name) {
         return namespace + ":{" + encode(name) + '}';
     }
 
     /** The fencing counter of {@code name}, in the lock's slot. */
-    String fence(String name) {
+    public String fence(String name) {
         return fenceOf(lock(name));
     }
 
     /** The set of cancelled acquisition attempts of {@code name}, in the lock's slot. */
-    String cancelled(String name) {
+    public String cancelled(String name) {
         return cancelledOf(lock(name));
     }
 
     /** The channel a release of {@code name} publishes on, in the lock's slot. */
-    String channel(String name) {
+    public String channel(String name) {
         return channelOf(lock(name));
     }
 
     /** The fencing counter beside the lock hash {@code lock} (from {@link #lock}). */
-    static String fenceOf(String lock) {
+    public static String fenceOf(String lock) {
         return lock + FENCE_SUFFIX;
     }
 
     /** The set of cancelled acquisition attempts beside the lock hash {@code lock}. */
-    static String cancelledOf(String lock) {
+    public static String cancelledOf(String lock) {
         return lock + CANCELLED_SUFFIX;
     }
 
     /** The channel of the lock hash {@code lock}. */
-    static String channelOf(String lock) {
+    public static String channelOf(String lock) {
         return lock + CHANNEL_SUFFIX;
     }
 
     /** A {@code SCAN MATCH} pattern for every lock hash of this namespace. */
-    String lockPattern() {
+    public String lockPattern() {
         return namespace + ":{*}";
     }
 
     /** The lock name whose hash is {@code key}, or null if {@code key} is not a lock hash of this namespace. */
-    String nameOfLock(String key) {
+    public String nameOfLock(String key) {
         String prefix = namespace + ":{";
         if (!key.startsWith(prefix) || !key.endsWith("}") || key.length() <= prefix.length() + 1) {
             return null;
@@ -89,6 +91,7 @@ final class RedisKeys {
         }
     }
 
+    /** {@code name} with {@code %}, <code>{</code> and <code>}</code> escaped: the hash tag of its keys. */
     static String encode(String name) {
         StringBuilder b = null;
         for (int i = 0; i < name.length(); i++) {
@@ -113,6 +116,7 @@ final class RedisKeys {
         return b == null ? name : b.toString();
     }
 
+    /** The name {@link #encode} made {@code encoded} from. */
     static String decode(String encoded) {
         if (encoded.indexOf('%') < 0) {
             return encoded;

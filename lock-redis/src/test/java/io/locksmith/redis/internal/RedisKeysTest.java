@@ -1,4 +1,4 @@
-package io.locksmith.redis;
+package io.locksmith.redis.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
