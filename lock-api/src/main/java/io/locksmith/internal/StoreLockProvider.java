@@ -396,7 +396,7 @@ public final class StoreLockProvider<H> implements LockProvider {
                 throw closedNow;
             }
             throw new LockBackendException("Lock '" + name + "' on " + store.address() + ": acquire failed after "
-                    + millis(time.nanoTime() - run.start) + " ms" + waitLimit(run) + ": " + e.getMessage(), e);
+                    + millis(time.nanoTime() - run.start) + " ms" + waitLimit(run) + ": " + detail(e), e);
         }
         if (outcome.isAcquired()) {
             granted(entry, run, outcome, attemptStart);
@@ -667,7 +667,7 @@ public final class StoreLockProvider<H> implements LockProvider {
                     handle.close();
                 } catch (RuntimeException e) {
                     log.warn("Lock '{}' on {}: could not release the hold granted to a cancelled acquisition: {}",
-                            name, store.address(), e.getMessage());
+                            name, store.address(), detail(e));
                 }
             }
         }
@@ -937,13 +937,13 @@ public final class StoreLockProvider<H> implements LockProvider {
                 + millis(time.nanoTime() - start) + " ms (operation timeout " + options.operationTimeout().toMillis()
                 + " ms) and may or may not have been applied; the " + (hold.ownedByThread() ? "thread" : "handle")
                 + " no longer holds the lock, and the provider retries the release in the background until it is "
-                + "confirmed or the lease ends: " + e.getMessage();
+                + "confirmed or the lease ends: " + detail(e);
         if (lostMeanwhile) {
             // The lease ended unrenewed while our release was on the wire: a real loss, already reported.
             cleanupLost(hold);
             return new LockBackendException(message, e);
         }
-        holdEnded(hold, HoldEnd.RELEASE_UNCONFIRMED, e.getMessage());
+        holdEnded(hold, HoldEnd.RELEASE_UNCONFIRMED, detail(e));
         hold.settleLossFuture(store.address());
         unregister(hold);
         entry.hold = null;
@@ -993,7 +993,7 @@ public final class StoreLockProvider<H> implements LockProvider {
         } catch (RuntimeException e) {
             throw new LockBackendException("Lock '" + name + "' on " + store.address() + ": release failed again "
                     + "after " + millis(time.nanoTime() - start) + " ms; the lock is not held any more, and the "
-                    + "provider keeps retrying the release in the background: " + e.getMessage(), e);
+                    + "provider keeps retrying the release in the background: " + detail(e), e);
         }
     }
 
@@ -1032,7 +1032,7 @@ public final class StoreLockProvider<H> implements LockProvider {
         } catch (RuntimeException e) {
             backendFailed(name, "release", e);
             log.warn("Lock '{}' on {}: could not release ({}); retrying in the background: {}", name,
-                    store.address(), why, e.getMessage());
+                    store.address(), why, detail(e));
             releases.add(name, storeHold, validUntil + options.operationTimeout().toNanos());
         } finally {
             if (interrupted) {
@@ -1048,7 +1048,7 @@ public final class StoreLockProvider<H> implements LockProvider {
             store.abandon(storeHold);
         } catch (RuntimeException e) {
             backendFailed(name, "abandon", e);
-            log.warn("Lock '{}' on {}: could not withdraw from the wait: {}", name, store.address(), e.getMessage());
+            log.warn("Lock '{}' on {}: could not withdraw from the wait: {}", name, store.address(), detail(e));
         } finally {
             if (interrupted) {
                 Thread.currentThread().interrupt();
@@ -1082,7 +1082,7 @@ public final class StoreLockProvider<H> implements LockProvider {
         } catch (RuntimeException e) {
             backendFailed(name, "leaseEnded", e);
             log.warn("Lock '{}' on {}: the store could not end the hold whose lease ended: {}", name,
-                    store.address(), e.getMessage());
+                    store.address(), detail(e));
         }
     }
 
@@ -1249,7 +1249,7 @@ public final class StoreLockProvider<H> implements LockProvider {
         } catch (LockBackendException e) {
             backendFailed(name, "isLocked", e);
             throw new LockBackendException("Lock '" + name + "' on " + store.address() + ": isLocked failed after "
-                    + millis(time.nanoTime() - start) + " ms: " + e.getMessage(), e);
+                    + millis(time.nanoTime() - start) + " ms: " + detail(e), e);
         }
     }
 
@@ -1264,7 +1264,7 @@ public final class StoreLockProvider<H> implements LockProvider {
         } catch (LockBackendException e) {
             backendFailed(name, "inspect", e);
             throw new LockBackendException("Lock '" + name + "' on " + store.address() + ": inspect failed after "
-                    + millis(time.nanoTime() - start) + " ms: " + e.getMessage(), e);
+                    + millis(time.nanoTime() - start) + " ms: " + detail(e), e);
         }
         return withOwnLease(info);
     }
@@ -1300,7 +1300,7 @@ public final class StoreLockProvider<H> implements LockProvider {
         } catch (LockBackendException e) {
             backendFailed(name, "forceRelease", e);
             throw new LockBackendException("Lock '" + name + "' on " + store.address() + ": forced release failed "
-                    + "after " + millis(time.nanoTime() - start) + " ms: " + e.getMessage(), e);
+                    + "after " + millis(time.nanoTime() - start) + " ms: " + detail(e), e);
         }
     }
 
@@ -1338,7 +1338,7 @@ public final class StoreLockProvider<H> implements LockProvider {
             renew(batch, round);
         }
         if (round.failure != null) {
-            log.warn("Renewing leases on {} failed: {}", store.address(), round.failure.getMessage());
+            log.warn("Renewing leases on {} failed: {}", store.address(), detail(round.failure));
         }
         if (observer != null) {
             try {
@@ -1389,7 +1389,7 @@ public final class StoreLockProvider<H> implements LockProvider {
             for (Hold hold : batch) {
                 if (now - hold.validUntil >= 0) {
                     leaseOver(hold, "renewal failed until its lease of " + millis(hold.leaseNanos) + " ms ended: "
-                            + round.failure.getMessage());
+                            + detail(round.failure));
                 } else {
                     scheduleValidityCheck(hold);
                 }
@@ -1504,9 +1504,9 @@ public final class StoreLockProvider<H> implements LockProvider {
                 holdEnded(hold, HoldEnd.RELEASED, null);
             } catch (RuntimeException e) {
                 abandoned++;
-                holdEnded(hold, HoldEnd.RELEASE_UNCONFIRMED, "provider closed: " + e.getMessage());
+                holdEnded(hold, HoldEnd.RELEASE_UNCONFIRMED, "provider closed: " + detail(e));
                 log.warn("Closing {}: could not release lock '{}'; it frees itself when its lease ends: {}",
-                        this, entry.name, e.getMessage());
+                        this, entry.name, detail(e));
             }
         }
         releases.closing(start + budget);
@@ -1521,7 +1521,7 @@ public final class StoreLockProvider<H> implements LockProvider {
         try {
             store.close();
         } catch (RuntimeException e) {
-            log.warn("Closing {}: the store did not close cleanly: {}", this, e.getMessage());
+            log.warn("Closing {}: the store did not close cleanly: {}", this, detail(e));
         }
         if (released > 0 || abandoned > 0) {
             log.info("Closed {}: released {} lock(s), left {} to expire with their lease", this, released,
@@ -1562,6 +1562,18 @@ public final class StoreLockProvider<H> implements LockProvider {
 
     private String waitLimit(Run run) {
         return run.timed ? " (wait limit " + millis(run.request.waitNanos) + " ms)" : "";
+    }
+
+    /**
+     * What a store's failure says, for a message or log line that already names the lock and the store: without
+     * the store's own address prefix ({@code "<address> - "}), which stores put on every {@link LockBackendException}
+     * because some of theirs reach callers without the machinery (opening, closing). So each message carries one
+     * prefix.
+     */
+    private String detail(Throwable failure) {
+        String message = String.valueOf(failure.getMessage());
+        String prefix = store.address() + " - ";
+        return message.startsWith(prefix) ? message.substring(prefix.length()) : message;
     }
 
     static long millis(long nanos) {

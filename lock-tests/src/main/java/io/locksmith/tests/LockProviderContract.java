@@ -1761,11 +1761,22 @@ public abstract class LockProviderContract {
             calls.put("lock()", lock::lock);
             calls.put("lockInterruptibly()", lock::lockInterruptibly);
             calls.put("isLocked()", lock::isLocked);
+            calls.put("tryAcquireAsync(300 ms)", () -> {
+                try {
+                    lock.tryAcquireAsync(wait).get();
+                } catch (ExecutionException e) {
+                    throw e.getCause();
+                }
+            });
             for (Map.Entry<String, Executable> call : calls.entrySet()) {
                 long start = System.nanoTime();
                 Throwable thrown = caller.failureOf(waitBound(wait), call.getValue());
                 assertThat(thrown).as("%s while the store suffers %s", call.getKey(), fault)
                         .isInstanceOf(LockBackendException.class);
+                String message = String.valueOf(thrown.getMessage());
+                assertThat(message.split(java.util.regex.Pattern.quote(provider.backend()), -1))
+                        .as("%s: the store's address is named once in '%s'", call.getKey(), message).hasSize(2);
+                assertThat(message).as("%s: the lock is named", call.getKey()).contains("'unavailable'");
                 assertWithin(start, waitBound(wait), call.getKey() + " during " + fault);
                 assertThat(caller.<Integer>call(opBound(), lock::getHoldCount)).as("hold count after the failed %s",
                         call.getKey()).isZero();
