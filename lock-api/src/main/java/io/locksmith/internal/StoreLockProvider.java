@@ -1397,11 +1397,15 @@ public final class StoreLockProvider<H> implements LockProvider {
             return;
         }
         Set<H> gone = result.gone();
+        Set<H> kept = result.kept();
         long validUntil = sent + result.validFor().map(Duration::toNanos).orElse(options.leaseTime().toNanos());
         for (Hold hold : batch) {
             if (gone.contains(storeHold(hold))) {
                 round.gone++;
                 markGone(hold);
+            } else if (kept.contains(storeHold(hold))) {
+                // neither renewed nor gone: valid as long as it already was, unless the next round renews it
+                scheduleValidityCheck(hold);
             } else if (sent - hold.validUntil >= 0) {
                 // a renewal counts only within the hold's validity: one sent after it ended (a paused process, a
                 // renewer held up) cannot revive a hold another client may have had meanwhile

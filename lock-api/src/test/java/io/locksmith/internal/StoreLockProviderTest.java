@@ -28,6 +28,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -347,6 +349,47 @@ class StoreLockProviderTest {
         assertThat(server.operationCount()).isEqualTo(before);
         lock.unlock();
         assertThat(server.operationCount()).isEqualTo(before + 1);
+    }
+
+    @Test
+    void aHoldTheStoreKeepsAsItIsStaysValidOnlyUntilItsValidityEnds() throws Exception {
+        AtomicLong now = new AtomicLong(1_000_000_000L);
+        // renewal rounds are run by the test; the scheduler's own (every 20 real minutes) stay out of the way
+        LockOptions manual = options.toBuilder().leaseTime(Duration.ofHours(1)).timeSource(now::get).build();
+        AtomicBoolean keep = new AtomicBoolean(true);
+        LockProvider provider = provider(manual, store -> new ForwardingStore(store) {
+            @Override
+            public RenewResult<Object> renew(List<Object> holds, Duration lease) {
+                RenewResult<Object> renewed = super.renew(holds, lease);
+                return keep.get() ? RenewResult.of(Set.of(), Set.copyOf(holds), lease) : renewed;
+            }
+        });
+        DistributedLock kept = provider.getLock("kept-as-is");
+        DistributedLock alike = provider.getLock("kept-too");
+        kept.lock();
+        alike.lock();
+        now.addAndGet(Duration.ofMinutes(40).toNanos());
+        ((StoreLockProvider<?>) provider).renewAll(); // both kept as they are: valid until t0 + 60 min
+        keep.set(false);
+        now.addAndGet(Duration.ofMinutes(15).toNanos());
+        assertThat(kept.isHeldByCurrentThread()).as("55 min in, within the first validity").isTrue();
+        assertThat(alike.isHeldByCurrentThread()).isTrue();
+        assertThat(losses).isEmpty();
+        now.addAndGet(Duration.ofMinutes(10).toNanos());
+        assertThat(kept.isHeldByCurrentThread()).as("65 min in: the round that kept it did not extend it").isFalse();
+        assertThat(alike.isHeldByCurrentThread()).isFalse();
+        Set<String> lost = new java.util.TreeSet<>();
+        for (int i = 0; i < 2; i++) {
+            String loss = losses.poll(10, TimeUnit.SECONDS);
+            assertThat(loss).as("loss report %d", i + 1).isNotNull();
+            lost.add(loss.substring(0, loss.indexOf(':')));
+        }
+        assertThat(lost).containsExactly("kept-as-is", "kept-too");
+        assertThatThrownBy(kept::unlock).isInstanceOf(LockLostException.class);
+        assertThatThrownBy(alike::unlock).isInstanceOf(LockLostException.class);
+        // the in-JVM server ends leases by the real clock, an hour from now: free the keys for the leak check
+        server.forceRelease(manual.namespace(), "kept-as-is");
+        server.forceRelease(manual.namespace(), "kept-too");
     }
 
     @Test

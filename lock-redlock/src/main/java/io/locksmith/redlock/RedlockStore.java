@@ -367,11 +367,11 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
                     + millis(end - start) + " ms of the " + millis(leaseNanos) + " ms lease)") + ": " + round.problems());
         }
         if (!unconfirmed.isEmpty()) {
-            // A result cannot leave some holds as they are while reporting others gone: those unconfirmed go too.
-            log.warn("Redlock on {}: renewal of {} lock(s) not confirmed by a quorum of {} while a majority says {} "
-                    + "other(s) are gone; giving them all up: {}", address, unconfirmed.size(), quorum, gone.size(),
-                    round.problems());
-            gone.addAll(unconfirmed);
+            // Some holds are gone by a majority, others merely unconfirmed: the latter stay as valid as they were,
+            // and the next round tries them again
+            log.warn("Redlock on {}: renewal of {} lock(s) not confirmed by a quorum of {}, kept until their validity "
+                    + "ends; a majority says {} other(s) are gone: {}", address, unconfirmed.size(), quorum,
+                    gone.size(), round.problems());
         } else if (!gone.isEmpty()) {
             log.warn("Redlock on {}: a majority of nodes no longer holds {} lock(s); giving them up: {}", address,
                     gone.size(), round.problems());
@@ -380,7 +380,7 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
             Round last = hold.latest;
             releaseEverywhere(hold, last.attempt, last.unanswered);
         }
-        return RenewResult.gone(gone, Duration.ofNanos(Validity.validFor(leaseNanos)));
+        return RenewResult.of(gone, new HashSet<>(unconfirmed), Duration.ofNanos(Validity.validFor(leaseNanos)));
     }
 
     // ---------------------------------------------------------------- queries and wake-ups

@@ -7,6 +7,7 @@ import io.locksmith.DistributedLock;
 import io.locksmith.LockBackendException;
 import io.locksmith.LockLostException;
 import io.locksmith.LockOptions;
+import io.locksmith.redis.internal.RedisKeys;
 import io.locksmith.redis.internal.RedisNodeStore;
 import io.locksmith.spi.Acquisition;
 import io.locksmith.spi.RenewResult;
@@ -41,7 +42,10 @@ class RedlockValidityTest {
     private final AtomicLong nextRenewalTakes = new AtomicLong();
     /** Renewal calls master 0 answered: each renewal round makes one. */
     private final AtomicInteger renewals = new AtomicInteger();
-    /** What masters 1 and 2 do with a renewal: pass it on, fail it (no answer), or answer that the key is gone. */
+    /**
+     * What masters 1 and 2 do with a renewal: pass it on, fail it (no answer), answer that the key is gone, or
+     * ("fail-1") master 1 fails while master 2 passes it on.
+     */
     private final AtomicReference<String> othersRenew = new AtomicReference<>("pass");
     private final List<String> losses = new CopyOnWriteArrayList<>();
     private String namespace;
@@ -54,7 +58,8 @@ class RedlockValidityTest {
         LockOptions options = LockOptions.builder().namespace(namespace).leaseTime(LEASE)
                 .renewInterval(Duration.ofMillis(50)).operationTimeout(Duration.ofSeconds(1)).timeSource(now::get)
                 .listener((name, reason) -> losses.add(name)).build();
-        opened = TestNodes.open(3, options, Duration.ofMillis(500), i -> i == 0 ? slowOnTheClock() : unreliableRenewal());
+        opened = TestNodes.open(3, options, Duration.ofMillis(500),
+                i -> i == 0 ? slowOnTheClock() : unreliableRenewal(i));
     }
 
     private UnaryOperator<RedisNodeStore> slowOnTheClock() {
@@ -76,11 +81,15 @@ class RedlockValidityTest {
         };
     }
 
-    private UnaryOperator<RedisNodeStore> unreliableRenewal() {
+    private UnaryOperator<RedisNodeStore> unreliableRenewal(int node) {
         return store -> new ForwardingStore(store) {
             @Override
             public Set<RedisNodeStore.Attempt> renewAttempts(List<RedisNodeStore.Attempt> attempts, Duration lease) {
-                return switch (othersRenew.get()) {
+                String mode = othersRenew.get();
+                if (mode.equals("fail-1")) {
+                    mode = node == 1 ? "fail" : "pass";
+                }
+                return switch (mode) {
                     case "fail" -> throw new LockBackendException("no answer (injected)");
                     case "gone" -> Set.copyOf(attempts);
                     default -> delegate.renewAttempts(attempts, lease);
@@ -218,6 +227,31 @@ class RedlockValidityTest {
             assertThat(store.tryAcquire(hold, LEASE, Duration.ZERO, null).isAcquired()).isTrue();
             othersRenew.set("gone");
             assertThat(store.renew(List.of(hold), LEASE).gone()).containsExactly(hold);
+            assertThat(TestNodes.heldAnywhere(3, namespace)).isEmpty();
+        }
+    }
+
+    @Test
+    @DisplayName("a batch where a majority says one hold is gone and another is merely unconfirmed: the first is "
+            + "gone, the second kept as it is, not given up")
+    void mixedBatchKeepsTheUnconfirmed() {
+        try (TestNodes.Opened o = opened) {
+            RedlockStore store = o.store();
+            RedlockStore.Hold gone = store.newHold("gone-by-majority", "owner-under-test");
+            RedlockStore.Hold unconfirmed = store.newHold("unconfirmed", "owner-under-test");
+            assertThat(store.tryAcquire(gone, LEASE, Duration.ZERO, null).isAcquired()).isTrue();
+            assertThat(store.tryAcquire(unconfirmed, LEASE, Duration.ZERO, null).isAcquired()).isTrue();
+            RedisKeys keys = new RedisKeys(namespace);
+            // master 1 does not answer; masters 0 and 2 deny the first hold, only master 2 denies the second
+            TestNodes.call(0, jedis -> jedis.del(keys.lock("gone-by-majority")));
+            TestNodes.call(2, jedis -> jedis.del(keys.lock("gone-by-majority"), keys.lock("unconfirmed")));
+            othersRenew.set("fail-1");
+            RenewResult<RedlockStore.Hold> result = store.renew(List.of(gone, unconfirmed), LEASE);
+            assertThat(result.gone()).as("gone").containsExactly(gone);
+            assertThat(result.kept()).as("kept as it is").containsExactly(unconfirmed);
+            assertThat(TestNodes.heldAnywhere(3, namespace)).as("the gone hold is released everywhere; the kept one "
+                    + "stays where it was").containsExactly("unconfirmed");
+            store.leaseEnded(unconfirmed);
             assertThat(TestNodes.heldAnywhere(3, namespace)).isEmpty();
         }
     }
