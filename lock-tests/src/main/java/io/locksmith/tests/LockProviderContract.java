@@ -202,6 +202,9 @@ public abstract class LockProviderContract {
 
     @BeforeEach
     final void openScope() throws Exception {
+        if (TestThreads.virtualByProperty()) {
+            TestThreads.requireVirtualThreads();
+        }
         if (WARMED_UP.add(getClass())) {
             warmUp();
         }
@@ -2082,7 +2085,7 @@ public abstract class LockProviderContract {
     /**
      * One test thread that runs the calls given to it in order, so that a hold taken in one call is still the
      * same thread's in the next; every wait on it is bounded, so a hanging call fails the test instead of
-     * hanging it.
+     * hanging it. A platform or a virtual thread, as {@link TestThreads} says.
      */
     private static final class Actor {
         private final String name;
@@ -2092,8 +2095,7 @@ public abstract class LockProviderContract {
         Actor(String name) {
             this.name = name;
             this.executor = Executors.newSingleThreadExecutor(r -> {
-                Thread t = new Thread(r, "contract-" + name);
-                t.setDaemon(true);
+                Thread t = TestThreads.worker("contract-" + name, r);
                 thread.set(t);
                 return t;
             });
