@@ -76,6 +76,10 @@ import org.junit.jupiter.api.function.Executable;
  * <p>Timing assertions are deliberately loose: lower bounds where the contract promises a wait, generous
  * upper bounds (the contract's bound plus {@link #slack()}) everywhere else, and bounded polling instead of
  * fixed sleeps wherever something happens asynchronously.
+ *
+ * <p>The kit's worker threads are platform threads, or virtual threads with the system property
+ * {@code locksmith.tests.threads=virtual} (JDK 21 or newer; every test fails on an older JDK). Thousands of
+ * virtual-thread owners on one lock are {@link VirtualThreadContract}'s subject.
  */
 public abstract class LockProviderContract {
 
