@@ -171,11 +171,27 @@ final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStore, Redi
         return acquired(reply.value);
     }
 
-    /** Cancels an attempt whose call failed in the background, if the server may have run it. */
+    /**
+     * Cancels an attempt whose call failed, if the server may have run it: at once if an interrupt ended the call,
+     * otherwise (or if that fails) in the background. A virtual thread's socket I/O gives up when the thread is
+     * interrupted, and the caller then throws InterruptedException, after which the attempt must hold nothing.
+     */
     private void cancelIfRun(Failed failure, RedisHold hold, long attempt, Duration lease) {
-        if (failure.mayHaveRun) {
-            canceller.add(new Cancel(hold, attempt, Math.max(CANCEL_MEMORY_MILLIS, 2 * leaseMillis(lease))));
+        if (!failure.mayHaveRun) {
+            return;
         }
+        Cancel cancel = new Cancel(hold, attempt, Math.max(CANCEL_MEMORY_MILLIS, 2 * leaseMillis(lease)));
+        if (Thread.interrupted()) {
+            // hidden from the client for this one call, so that it runs; the caller still sees the interrupt
+            try {
+                if (canceller.cancel(cancel)) {
+                    return;
+                }
+            } finally {
+                Thread.currentThread().interrupt();
+            }
+        }
+        canceller.add(cancel);
     }
 
     /** A hold of a caller's attempt; only this store makes them. */

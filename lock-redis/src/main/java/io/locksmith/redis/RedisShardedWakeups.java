@@ -3,10 +3,10 @@ package io.locksmith.redis;
 import io.locksmith.spi.LockStore.Subscription;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.IntFunction;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -44,12 +44,16 @@ final class RedisShardedWakeups implements RedisSubscriber {
     private final Nodes cluster;
     private final String address;
     private final Duration operationTimeout;
-    private final Object lock = new Object();
+    /**
+     * Guards the maps below; held while a channel's listener is added to or removed from a node's subscriber
+     * (which writes the (un)subscribe), never while the slots' owners are read from the cluster.
+     */
+    private final ReentrantLock lock = new ReentrantLock();
     /** The subscriber of each node, by {@code host:port}. */
     private final Map<String, RedisWakeups> subscribers = new HashMap<>();
     /** The subscriber each subscribed channel is on now. */
     private final Map<String, RedisWakeups> placed = new HashMap<>();
-    /** The {@code host:port} of the master of each slot, as far as known. */
+    /** The {@code host:port} of the master of each slot, as far as known; guarded by the lock. */
     private final String[] owners = new String[Protocol.CLUSTER_HASHSLOTS];
     private boolean closed;
 
@@ -61,18 +65,33 @@ final class RedisShardedWakeups implements RedisSubscriber {
 
     @Override
     public Subscription subscribe(String channel, Runnable onMessage) {
-        RedisWakeups subscriber;
-        long ticket;
-        synchronized (lock) {
-            if (closed) {
-                return () -> { };
+        int slot = JedisClusterCRC16.getSlot(channel);
+        RedisWakeups subscriber = null;
+        long ticket = 0;
+        boolean refreshed = false;
+        while (subscriber == null) {
+            lock.lock();
+            try {
+                if (closed) {
+                    return () -> { };
+                }
+                subscriber = placed.get(channel);
+                if (subscriber == null && (owners[slot] != null || refreshed)) {
+                    // an owner still unknown after a refresh: a subscriber that connects by slot
+                    subscriber = subscriberOf(owners[slot]);
+                    placed.put(channel, subscriber);
+                }
+                if (subscriber != null) {
+                    ticket = subscriber.add(channel, onMessage);
+                }
+            } finally {
+                lock.unlock();
             }
-            subscriber = placed.get(channel);
             if (subscriber == null) {
-                subscriber = subscriberOf(ownerOf(channel));
-                placed.put(channel, subscriber);
+                // The slot's owner is not known yet: ask the cluster, outside the lock (a round trip per node).
+                refreshOwners();
+                refreshed = true;
             }
-            ticket = subscriber.add(channel, onMessage);
         }
         // Outside the lock: the other nodes' subscribers may need it to move channels meanwhile.
         subscriber.awaitConfirmation(channel, ticket);
@@ -80,19 +99,34 @@ final class RedisShardedWakeups implements RedisSubscriber {
     }
 
     private void unsubscribe(String channel, Runnable onMessage) {
-        synchronized (lock) {
+        lock.lock();
+        try {
             RedisWakeups subscriber = placed.get(channel);
             if (subscriber != null && subscriber.remove(channel, onMessage)) {
                 placed.remove(channel);
             }
+        } finally {
+            lock.unlock();
         }
     }
 
     /** After a subscriber's connection failed or lost a channel: moves channels whose slot changed hands. */
     private void reroute() {
+        lock.lock();
+        try {
+            if (closed || placed.isEmpty()) {
+                return;
+            }
+        } finally {
+            lock.unlock();
+        }
+        if (!refreshOwners()) {
+            return;
+        }
         List<Runnable> moved = new ArrayList<>();
-        synchronized (lock) {
-            if (closed || placed.isEmpty() || !refreshOwners()) {
+        lock.lock();
+        try {
+            if (closed) {
                 return;
             }
             for (Map.Entry<String, RedisWakeups> entry : placed.entrySet()) {
@@ -105,6 +139,8 @@ final class RedisShardedWakeups implements RedisSubscriber {
                     moved.addAll(listeners);
                 }
             }
+        } finally {
+            lock.unlock();
         }
         for (Runnable listener : moved) {
             try {
@@ -113,15 +149,6 @@ final class RedisShardedWakeups implements RedisSubscriber {
                 log.warn("wake-up listener failed", e);
             }
         }
-    }
-
-    /** Under the lock: the {@code host:port} of the master of {@code channel}'s slot, or null if unknown. */
-    private String ownerOf(String channel) {
-        int slot = JedisClusterCRC16.getSlot(channel);
-        if (owners[slot] == null) {
-            refreshOwners();
-        }
-        return owners[slot];
     }
 
     /** Under the lock: the subscriber of {@code node}; for an unknown node, one that connects by slot. */
@@ -158,15 +185,33 @@ final class RedisShardedWakeups implements RedisSubscriber {
         }
     }
 
-    /** Under the lock: reads the slots' masters from the first node that answers; false if none did. */
+    /**
+     * Reads the slots' masters from the first node that answers, without the lock, and then takes them as the
+     * known owners; false if no node answered.
+     */
     private boolean refreshOwners() {
+        String[] read = readOwners();
+        if (read == null) {
+            return false;
+        }
+        lock.lock();
+        try {
+            System.arraycopy(read, 0, owners, 0, owners.length);
+        } finally {
+            lock.unlock();
+        }
+        return true;
+    }
+
+    /** The master of each slot, by {@code CLUSTER SLOTS} of the first node that answers; null if none did. */
+    private String[] readOwners() {
         JedisException failure = null;
         for (Map.Entry<String, ConnectionPool> node : cluster.pools().entrySet()) {
             try (Connection connection = live(node.getValue()::getResource)) {
                 connection.sendCommand(Protocol.Command.CLUSTER, Protocol.ClusterKeyword.SLOTS);
                 List<Object> ranges = connection.getObjectMultiBulkReply();
                 String askedHost = node.getKey().substring(0, node.getKey().lastIndexOf(':'));
-                Arrays.fill(owners, null);
+                String[] owners = new String[Protocol.CLUSTER_HASHSLOTS];
                 for (Object range : ranges) {
                     List<?> parts = (List<?>) range;
                     List<?> master = (List<?>) parts.get(2);
@@ -177,33 +222,39 @@ final class RedisShardedWakeups implements RedisSubscriber {
                         owners[(int) slot] = owner;
                     }
                 }
-                return true;
+                return owners;
             } catch (JedisException e) {
                 failure = e;
             }
         }
         log.debug("{}: could not read the cluster's slots for sharded wake-ups: {}", address,
                 failure == null ? "no node known" : failure.getMessage());
-        return false;
+        return null;
     }
 
     @Override
     public boolean idle() {
-        synchronized (lock) {
+        lock.lock();
+        try {
             return placed.isEmpty() && subscribers.values().stream().allMatch(RedisWakeups::idle);
+        } finally {
+            lock.unlock();
         }
     }
 
     @Override
     public void close() {
         List<RedisWakeups> all;
-        synchronized (lock) {
+        lock.lock();
+        try {
             if (closed) {
                 return;
             }
             closed = true;
             placed.clear();
             all = new ArrayList<>(subscribers.values());
+        } finally {
+            lock.unlock();
         }
         all.forEach(RedisWakeups::close);
     }

@@ -9,6 +9,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -49,7 +51,13 @@ final class RedisWakeups implements RedisSubscriber {
     private final long confirmNanos;
     private final Link link;
     private final Runnable afterFailure;
-    private final Object lock = new Object();
+    /**
+     * Guards the state below and is held while a (un)subscribe is written to the running connection; a lock
+     * rather than a monitor, so that a virtual thread blocked on it, or writing under it, does not pin its carrier.
+     */
+    private final ReentrantLock lock = new ReentrantLock();
+    /** Signalled on every change of state, listeners or confirmations. */
+    private final Condition changed = lock.newCondition();
     private final Map<String, List<Runnable>> listeners = new HashMap<>();
     /** Channels subscribed or being subscribed on the current connection. */
     private final Set<String> requested = new HashSet<>();
@@ -91,11 +99,14 @@ final class RedisWakeups implements RedisSubscriber {
 
     @Override
     public Subscription subscribe(String channel, Runnable onMessage) {
-        synchronized (lock) {
+        lock.lock();
+        try {
             if (state == State.CLOSED) {
                 return () -> { };
             }
             awaitConfirmation(channel, add(channel, onMessage));
+        } finally {
+            lock.unlock();
         }
         return () -> remove(channel, onMessage);
     }
@@ -106,7 +117,8 @@ final class RedisWakeups implements RedisSubscriber {
      * @return the ticket to pass to {@link #awaitConfirmation}
      */
     long add(String channel, Runnable onMessage) {
-        synchronized (lock) {
+        lock.lock();
+        try {
             if (state != State.CLOSED) {
                 List<Runnable> list = listeners.computeIfAbsent(channel, k -> new ArrayList<>(1));
                 list.add(onMessage);
@@ -120,6 +132,8 @@ final class RedisWakeups implements RedisSubscriber {
                 }
             }
             return failures;
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -128,7 +142,8 @@ final class RedisWakeups implements RedisSubscriber {
      * {@link #add}), the channel is no longer wanted here, or time is up.
      */
     void awaitConfirmation(String channel, long ticket) {
-        synchronized (lock) {
+        lock.lock();
+        try {
             long deadline = System.nanoTime() + confirmNanos;
             while (!confirmed.contains(channel) && failures == ticket && state != State.BACKOFF
                     && state != State.CLOSED && listeners.containsKey(channel)) {
@@ -139,13 +154,15 @@ final class RedisWakeups implements RedisSubscriber {
                     break;
                 }
                 try {
-                    TimeUnit.NANOSECONDS.timedWait(lock, remaining);
+                    changed.awaitNanos(remaining);
                 } catch (InterruptedException e) {
                     // lockInterruptibly() must react at once: stop waiting and let the machinery see the flag
                     Thread.currentThread().interrupt();
                     return;
                 }
             }
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -155,7 +172,8 @@ final class RedisWakeups implements RedisSubscriber {
      * @return whether nobody here listens to {@code channel} any more
      */
     boolean remove(String channel, Runnable onMessage) {
-        synchronized (lock) {
+        lock.lock();
+        try {
             List<Runnable> list = listeners.get(channel);
             if (list == null) {
                 return true;
@@ -165,18 +183,23 @@ final class RedisWakeups implements RedisSubscriber {
             }
             drop(channel);
             return true;
+        } finally {
+            lock.unlock();
         }
     }
 
     /** Takes every listener of {@code channel} off this connection, to move them to another one. */
     List<Runnable> removeAll(String channel) {
-        synchronized (lock) {
+        lock.lock();
+        try {
             List<Runnable> list = listeners.get(channel);
             if (list == null) {
                 return List.of();
             }
             drop(channel);
             return list;
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -192,7 +215,7 @@ final class RedisWakeups implements RedisSubscriber {
                 send(() -> link.leave(channel));
             }
         }
-        lock.notifyAll();
+        changed.signalAll();
     }
 
     /** Under the lock, while running: unsubscribes everything, which ends the subscription loop. */
@@ -246,7 +269,7 @@ final class RedisWakeups implements RedisSubscriber {
         } else if (state == State.CLOSED) {
             endConnection();
         }
-        lock.notifyAll();
+        changed.signalAll();
         return wakeAll;
     }
 
@@ -256,7 +279,7 @@ final class RedisWakeups implements RedisSubscriber {
             thread.setDaemon(true);
             thread.start();
         } else {
-            lock.notifyAll();
+            changed.signalAll();
         }
     }
 
@@ -264,12 +287,13 @@ final class RedisWakeups implements RedisSubscriber {
         long reconnectMillis = MIN_RECONNECT_MILLIS;
         while (true) {
             String[] channels;
-            synchronized (lock) {
+            lock.lock();
+            try {
                 while (state != State.CLOSED && listeners.isEmpty()) {
                     state = State.IDLE;
                     recovering = false; // nobody waited through the outage
                     try {
-                        lock.wait();
+                        changed.await();
                     } catch (InterruptedException e) {
                         // only close() interrupts; the state says what to do
                     }
@@ -290,6 +314,8 @@ final class RedisWakeups implements RedisSubscriber {
                     requested.addAll(listeners.keySet());
                 }
                 channels = requested.toArray(String[]::new);
+            } finally {
+                lock.unlock();
             }
             RuntimeException failure = null;
             try {
@@ -297,7 +323,8 @@ final class RedisWakeups implements RedisSubscriber {
             } catch (RuntimeException e) {
                 failure = e;
             }
-            synchronized (lock) {
+            lock.lock();
+            try {
                 requested.clear();
                 confirmed.clear();
                 if (state == State.CLOSED) {
@@ -314,22 +341,25 @@ final class RedisWakeups implements RedisSubscriber {
                 failures++;
                 recovering = true;
                 state = State.BACKOFF;
-                lock.notifyAll();
+                changed.signalAll();
                 log.warn("{}: wake-up subscription failed, reconnecting in {} ms: {}", address, reconnectMillis,
                         failure != null ? failure.getMessage()
                                 : dropped ? "the server dropped a channel whose slot it gave away"
                                 : "the server ended it");
+            } finally {
+                lock.unlock();
             }
             // Waiters look at the store now: a dead server fails their attempt instead of leaving them parked
             // until the holder's lease would have ended, and a live one may have released meanwhile.
             wakeAll();
             runQuietly(afterFailure);
-            synchronized (lock) {
+            lock.lock();
+            try {
                 long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(reconnectMillis);
                 long remaining;
                 while (state != State.CLOSED && (remaining = until - System.nanoTime()) > 0) {
                     try {
-                        TimeUnit.NANOSECONDS.timedWait(lock, remaining);
+                        changed.awaitNanos(remaining);
                     } catch (InterruptedException e) {
                         // only close() interrupts
                     }
@@ -339,6 +369,8 @@ final class RedisWakeups implements RedisSubscriber {
                 }
                 state = State.IDLE;
                 reconnectMillis = Math.min(MAX_RECONNECT_MILLIS, reconnectMillis * 2);
+            } finally {
+                lock.unlock();
             }
         }
     }
@@ -354,20 +386,26 @@ final class RedisWakeups implements RedisSubscriber {
 
     private void deliver(String channel) {
         List<Runnable> targets;
-        synchronized (lock) {
+        lock.lock();
+        try {
             List<Runnable> list = listeners.get(channel);
             if (list == null) {
                 return;
             }
             targets = List.copyOf(list);
+        } finally {
+            lock.unlock();
         }
         targets.forEach(RedisWakeups::runQuietly);
     }
 
     private void wakeAll() {
         List<Runnable> targets = new ArrayList<>();
-        synchronized (lock) {
+        lock.lock();
+        try {
             listeners.values().forEach(targets::addAll);
+        } finally {
+            lock.unlock();
         }
         targets.forEach(RedisWakeups::runQuietly);
     }
@@ -382,15 +420,19 @@ final class RedisWakeups implements RedisSubscriber {
 
     @Override
     public boolean idle() {
-        synchronized (lock) {
+        lock.lock();
+        try {
             return state == State.IDLE && listeners.isEmpty();
+        } finally {
+            lock.unlock();
         }
     }
 
     @Override
     public void close() {
         Thread running;
-        synchronized (lock) {
+        lock.lock();
+        try {
             if (state == State.CLOSED) {
                 return;
             }
@@ -399,8 +441,10 @@ final class RedisWakeups implements RedisSubscriber {
             }
             state = State.CLOSED;
             listeners.clear();
-            lock.notifyAll();
+            changed.signalAll();
             running = thread;
+        } finally {
+            lock.unlock();
         }
         if (running != null && running != Thread.currentThread()) {
             try {
@@ -416,8 +460,11 @@ final class RedisWakeups implements RedisSubscriber {
 
     private void confirmedByServer(String channel) {
         boolean wakeAll;
-        synchronized (lock) {
+        lock.lock();
+        try {
             wakeAll = onConfirmed(channel);
+        } finally {
+            lock.unlock();
         }
         if (wakeAll) {
             wakeAll();
@@ -482,10 +529,13 @@ final class RedisWakeups implements RedisSubscriber {
 
         @Override
         public void onUnsubscribe(String channel, int subscribedChannels) {
-            synchronized (lock) {
+            lock.lock();
+            try {
                 if (channel != null) {
                     confirmed.remove(channel);
                 }
+            } finally {
+                lock.unlock();
             }
         }
 
@@ -554,7 +604,8 @@ final class RedisWakeups implements RedisSubscriber {
 
         @Override
         public void onSUnsubscribe(String channel, int subscribedChannels) {
-            synchronized (lock) {
+            lock.lock();
+            try {
                 if (channel == null) {
                     return;
                 }
@@ -567,6 +618,8 @@ final class RedisWakeups implements RedisSubscriber {
                         endConnection();
                     }
                 }
+            } finally {
+                lock.unlock();
             }
         }
 

@@ -78,6 +78,10 @@ import org.junit.jupiter.api.function.Executable;
  * <p>Timing assertions are deliberately loose: lower bounds where the contract promises a wait, generous
  * upper bounds (the contract's bound plus {@link #slack()}) everywhere else, and bounded polling instead of
  * fixed sleeps wherever something happens asynchronously.
+ *
+ * <p>The kit's worker threads are platform threads, or virtual threads with the system property
+ * {@code locksmith.tests.threads=virtual} (JDK 21 or newer; every test fails on an older JDK). Thousands of
+ * virtual-thread owners on one lock are {@link VirtualThreadContract}'s subject.
  */
 public abstract class LockProviderContract {
 
@@ -204,6 +208,9 @@ public abstract class LockProviderContract {
 
     @BeforeEach
     final void openScope() throws Exception {
+        if (TestThreads.virtualByProperty()) {
+            TestThreads.requireVirtualThreads();
+        }
         if (WARMED_UP.add(getClass())) {
             warmUp();
         }
@@ -2374,7 +2381,7 @@ public abstract class LockProviderContract {
     /**
      * One test thread that runs the calls given to it in order, so that a hold taken in one call is still the
      * same thread's in the next; every wait on it is bounded, so a hanging call fails the test instead of
-     * hanging it.
+     * hanging it. A platform or a virtual thread, as {@link TestThreads} says.
      */
     private static final class Actor {
         private final String name;
@@ -2384,8 +2391,7 @@ public abstract class LockProviderContract {
         Actor(String name) {
             this.name = name;
             this.executor = Executors.newSingleThreadExecutor(r -> {
-                Thread t = new Thread(r, "contract-" + name);
-                t.setDaemon(true);
+                Thread t = TestThreads.worker("contract-" + name, r);
                 thread.set(t);
                 return t;
             });
