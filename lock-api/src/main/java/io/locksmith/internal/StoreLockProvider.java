@@ -377,9 +377,15 @@ public final class StoreLockProvider<H> implements LockProvider {
             if (!interruptedNow) {
                 backendFailed(name, "acquire", e);
             }
-            // The store may have applied the attempt and lost its answer: release its hold in the background,
-            // and start a new store run, so that nothing late of this attempt can act on a later hold.
-            releases.add(name, run.storeHold, attemptStart + leaseNanos + operationTimeout);
+            // The store may have applied the attempt and lost its answer: release its hold (at once when an
+            // interrupt ended the call, so that nothing is held when the caller hears of the interrupt; otherwise in
+            // the background, since the store is failing), and start a new store run, so that nothing late of this
+            // attempt can act on a later hold.
+            if (interruptedNow) {
+                releaseQuietly(name, run.storeHold, attemptStart + leaseNanos, "the call was interrupted");
+            } else {
+                releases.add(name, run.storeHold, attemptStart + leaseNanos + operationTimeout);
+            }
             run.newStoreRun();
             if (interruptedNow) {
                 if (request.interruptible) {

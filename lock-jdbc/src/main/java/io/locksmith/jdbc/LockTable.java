@@ -18,6 +18,7 @@ import java.util.IdentityHashMap;
 import java.util.Map;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
@@ -47,6 +48,8 @@ final class LockTable {
     private final int queryTimeoutSeconds;
     private final AutoCloseable owned;
     private volatile String address;
+    /** Guards the one-time set-up (dialect detection, table creation), which talks to the database. */
+    private final ReentrantLock setUpLock = new ReentrantLock();
     private volatile Dialect dialect;
     private volatile boolean holderColumn;
     private volatile boolean ready;
@@ -235,31 +238,42 @@ final class LockTable {
      * Learns the dialect and the address from the table's first connection, and whether the DataSource hands out
      * read-only connections or connections at another isolation level than the dialect's (see {@link #borrow}).
      */
-    private synchronized Dialect detect(Connection connection) throws SQLException {
-        if (dialect != null) {
-            return dialect;
+    private Dialect detect(Connection connection) throws SQLException {
+        // a ReentrantLock, not a monitor: the metadata queries below must not pin a virtual thread's carrier
+        setUpLock.lock();
+        try {
+            if (dialect != null) {
+                return dialect;
+            }
+            Dialect detected = Dialect.detect(connection);
+            String url = connection.getMetaData().getURL();
+            if (url != null) {
+                address = describe(url) + " (table " + table + ")";
+            }
+            checkReadOnly = connection.isReadOnly();
+            checkIsolation = connection.getTransactionIsolation() != detected.isolation();
+            dialect = detected;
+            return detected;
+        } finally {
+            setUpLock.unlock();
         }
-        Dialect detected = Dialect.detect(connection);
-        String url = connection.getMetaData().getURL();
-        if (url != null) {
-            address = describe(url) + " (table " + table + ")";
-        }
-        checkReadOnly = connection.isReadOnly();
-        checkIsolation = connection.getTransactionIsolation() != detected.isolation();
-        dialect = detected;
-        return detected;
     }
 
     /** Makes sure the table exists, on a connection set up by {@link #borrow}. */
-    private synchronized void prepare(Connection connection, Dialect detected) throws SQLException {
-        if (ready) {
-            return;
+    private void prepare(Connection connection, Dialect detected) throws SQLException {
+        setUpLock.lock();
+        try {
+            if (ready) {
+                return;
+            }
+            if (createTable && !tableExists(connection)) {
+                createTable(connection, detected);
+            }
+            holderColumn = detected.recordsHolder() && hasHolderColumn(connection);
+            ready = true;
+        } finally {
+            setUpLock.unlock();
         }
-        if (createTable && !tableExists(connection)) {
-            createTable(connection, detected);
-        }
-        holderColumn = detected.recordsHolder() && hasHolderColumn(connection);
-        ready = true;
     }
 
     private boolean hasHolderColumn(Connection connection) throws SQLException {
