@@ -92,14 +92,18 @@ final class ZooKeeperFixture {
      */
     static void sync(CuratorFramework admin, String path) {
         // The admin client may be connected to a member a test just killed: wait until it has moved to another
-        // member and sync again (bounded by the deadline; the session survives the move).
+        // member and sync again (bounded by the deadline; the session survives the move). A fault that kept the
+        // server away longer than the admin's session timeout (a stopped server on a loaded machine) expires the
+        // admin's session itself: Curator then opens a new one on the next connect, and the sync is made again.
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (true) {
             KeeperException.Code code = syncOnce(admin, path);
             if (code == KeeperException.Code.OK || code == KeeperException.Code.NONODE) {
                 return;
             }
-            if (code != KeeperException.Code.CONNECTIONLOSS || System.nanoTime() - deadline > 0) {
+            boolean retryable = code == KeeperException.Code.CONNECTIONLOSS
+                    || code == KeeperException.Code.SESSIONEXPIRED;
+            if (!retryable || System.nanoTime() - deadline > 0) {
                 throw new IllegalStateException("sync of " + path + " failed: " + code);
             }
             try {
