@@ -3,6 +3,7 @@ package io.locksmith.redis;
 import io.locksmith.LockBackendException;
 import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
+import io.locksmith.redis.internal.RedisLockStore;
 import io.locksmith.redis.internal.RedisUri;
 import io.locksmith.spi.LockStores;
 import java.util.Locale;

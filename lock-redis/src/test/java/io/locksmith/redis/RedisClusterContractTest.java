@@ -5,7 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.locksmith.DistributedLock;
 import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
+import io.locksmith.redis.internal.RedisHold;
 import io.locksmith.redis.internal.RedisKeys;
+import io.locksmith.redis.internal.RedisLockStore;
+import io.locksmith.redis.internal.RedisStoreProbe;
 import io.locksmith.spi.LockStores;
 import io.locksmith.tests.LockProviderContract;
 import io.locksmith.tests.StoreControl;
@@ -162,7 +165,7 @@ class RedisClusterContractTest extends LockProviderContract {
             RedisLockStore store = new RedisLockStore(client((int) options.operationTimeout().toMillis()),
                     "redis cluster " + cluster.addresses(), options, () -> { }, null);
             store.loadScripts();
-            assertThat(store.sharded()).as("sharded pub/sub on a Redis 7+ cluster").isTrue();
+            assertThat(RedisStoreProbe.sharded(store)).as("sharded pub/sub on a Redis 7+ cluster").isTrue();
             CountingStore<RedisHold> counting = new CountingStore<>(store);
             ExecutorService threads = Executors.newCachedThreadPool();
             try (LockProvider holder = newProvider(options);
@@ -236,7 +239,7 @@ class RedisClusterContractTest extends LockProviderContract {
                 Await.until("no sharded subscription left and the nodes' subscriber connections given back", bound,
                         () -> names.stream().allMatch(name -> owners.get(name).shardSubscribers(keys.channel(name)) == 0)
                                 && cluster.admins.stream().allMatch(admin -> admin.subscriberConnections() == 0)
-                                && store.wakeups().idle());
+                                && RedisStoreProbe.wakeupsIdle(store));
             } finally {
                 threads.shutdownNow();
             }

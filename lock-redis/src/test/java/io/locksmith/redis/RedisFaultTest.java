@@ -8,7 +8,10 @@ import io.locksmith.LockBackendException;
 import io.locksmith.LockLostException;
 import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
+import io.locksmith.redis.internal.RedisHold;
 import io.locksmith.redis.internal.RedisKeys;
+import io.locksmith.redis.internal.RedisLockStore;
+import io.locksmith.redis.internal.RedisStoreProbe;
 import io.locksmith.spi.LockStores;
 import io.locksmith.tests.FencedResource;
 import io.locksmith.tests.servers.RedisServer;
@@ -166,7 +169,7 @@ class RedisFaultTest {
                 return false;
             }
         });
-        Await.until("the waiting provider's subscriber is idle again", SLACK, () -> redis.wakeups().idle());
+        Await.until("the waiting provider's subscriber is idle again", SLACK, () -> RedisStoreProbe.wakeupsIdle(redis));
         int before = store.acquireAttempts.get();
         int busyBefore = store.busyAnswers.get();
         Future<Void> again = threads.submit(() -> {
@@ -196,11 +199,13 @@ class RedisFaultTest {
         try {
             assertThatThrownBy(() -> lock.tryLock(Duration.ZERO, Duration.ofSeconds(30)))
                     .isInstanceOf(LockBackendException.class);
-            assertThat(store.pendingCancellations()).as("cancellations waiting for the server").isEqualTo(1);
+            assertThat(RedisStoreProbe.pendingCancellations(store)).as("cancellations waiting for the server")
+                    .isEqualTo(1);
         } finally {
             server.resume();
         }
-        Await.until("the cancellation reached the server", SLACK, () -> store.pendingCancellations() == 0);
+        Await.until("the cancellation reached the server", SLACK,
+                () -> RedisStoreProbe.pendingCancellations(store) == 0);
         assertThat(admin.heldNames(namespace)).as("locks held after the cancellation").isEmpty();
         assertThat(other.tryLock()).as("another provider acquires").isTrue();
         other.unlock();

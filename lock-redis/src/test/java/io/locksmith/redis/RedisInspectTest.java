@@ -8,6 +8,7 @@ import io.locksmith.LockInfo;
 import io.locksmith.LockLostException;
 import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
+import io.locksmith.redis.internal.RedisHold;
 import io.locksmith.redis.internal.RedisKeys;
 import io.locksmith.tests.servers.RedisServer;
 import java.time.Duration;

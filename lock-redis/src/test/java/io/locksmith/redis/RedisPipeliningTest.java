@@ -3,7 +3,9 @@ package io.locksmith.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.locksmith.LockOptions;
+import io.locksmith.redis.internal.RedisLockStore;
 import io.locksmith.redis.internal.RedisNodeStore;
+import io.locksmith.redis.internal.RedisStoreProbe;
 import io.locksmith.spi.Acquisition;
 import io.locksmith.tests.servers.RedisServer;
 import java.time.Duration;
@@ -52,12 +54,12 @@ class RedisPipeliningTest {
                     + TimeUnit.MILLISECONDS.toNanos(250))).isTrue();
 
             // The connection the calls used (kept as a spare, or back in the pool) is the one handed out next.
-            Connection used = store.pipeline().takeConnection();
+            Connection used = RedisStoreProbe.pipeline(store).takeConnection();
             try {
                 assertThat(used.getSoTimeout()).as("socket timeout of the connection after two pipelined calls")
                         .isEqualTo((int) OPERATION_TIMEOUT.toMillis());
             } finally {
-                store.pipeline().giveBack(used);
+                RedisStoreProbe.pipeline(store).giveBack(used);
             }
         }
     }

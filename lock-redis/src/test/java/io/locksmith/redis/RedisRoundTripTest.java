@@ -6,8 +6,11 @@ import io.locksmith.DistributedLock;
 import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
 import io.locksmith.redis.ServerMonitor.Command;
+import io.locksmith.redis.internal.RedisHold;
 import io.locksmith.redis.internal.RedisKeys;
+import io.locksmith.redis.internal.RedisLockStore;
 import io.locksmith.redis.internal.RedisScripts;
+import io.locksmith.redis.internal.RedisStoreProbe;
 import io.locksmith.tests.servers.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -102,9 +105,9 @@ class RedisRoundTripTest {
             assertThat(sent.get(0).args().get(7)).as("PEXPIRE of the acquisition").isEqualTo("30001");
             assertThat(sent.get(1).args().get(4)).as("PEXPIRE of the renewal").isEqualTo("30001");
         }
-        assertThat(RedisLockStore.leaseMillis(Duration.ofMillis(30_000))).as("whole milliseconds").isEqualTo(30_000);
-        assertThat(RedisLockStore.leaseMillis(Duration.ofNanos(999_999_999))).isEqualTo(1_000);
-        assertThat(RedisLockStore.leaseMillis(Duration.ofNanos(1))).isEqualTo(1);
+        assertThat(RedisStoreProbe.leaseMillis(Duration.ofMillis(30_000))).as("whole milliseconds").isEqualTo(30_000);
+        assertThat(RedisStoreProbe.leaseMillis(Duration.ofNanos(999_999_999))).isEqualTo(1_000);
+        assertThat(RedisStoreProbe.leaseMillis(Duration.ofNanos(1))).isEqualTo(1);
     }
 
     @Test

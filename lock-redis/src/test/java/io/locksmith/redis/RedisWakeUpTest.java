@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.locksmith.DistributedLock;
 import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
+import io.locksmith.redis.internal.RedisHold;
 import io.locksmith.redis.internal.RedisKeys;
 import io.locksmith.tests.servers.RedisServer;
 import java.time.Duration;

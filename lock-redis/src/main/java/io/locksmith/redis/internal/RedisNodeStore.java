@@ -31,7 +31,7 @@ public interface RedisNodeStore extends AutoCloseable {
      */
     static RedisNodeStore open(UnifiedJedis client, String address, LockOptions options,
             Runnable onConnectionFailure) {
-        return RedisNodeStores.open(client, address, options, onConnectionFailure);
+        return new RedisLockStore(client, address, options, onConnectionFailure, null);
     }
 
     /**

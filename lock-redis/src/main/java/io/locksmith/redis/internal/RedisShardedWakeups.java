@@ -1,4 +1,4 @@
-package io.locksmith.redis;
+package io.locksmith.redis.internal;
 
 import io.locksmith.spi.LockStore.Subscription;
 import java.time.Duration;

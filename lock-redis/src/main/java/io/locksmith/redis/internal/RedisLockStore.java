@@ -1,12 +1,8 @@
-package io.locksmith.redis;
+package io.locksmith.redis.internal;
 
 import io.locksmith.LockBackendException;
 import io.locksmith.LockInfo;
 import io.locksmith.LockOptions;
-import io.locksmith.redis.internal.RedisKeys;
-import io.locksmith.redis.internal.RedisNodeStore;
-import io.locksmith.redis.internal.RedisPipeline;
-import io.locksmith.redis.internal.RedisScripts;
 import io.locksmith.redis.internal.RedisScripts.Script;
 import io.locksmith.spi.Acquisition;
 import io.locksmith.spi.LockStore;
@@ -60,8 +56,11 @@ import redis.clients.jedis.util.JedisClusterCRC16;
  * <p>Over a pooled single-server client, acquisitions and releases can also be pipelined
  * ({@link RedisNodeStore.Pipelining}): sent through a {@link RedisPipeline} and answered later on the caller's
  * thread, so that Redlock waits for all its servers at once without a thread per server.
+ *
+ * <p>Unsupported internal API: {@code io.locksmith.redis.RedisLockProviders} builds it for one server and
+ * {@link RedisNodeStore#open} for each server of a Redlock; applications use those instead.
  */
-final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStore, RedisNodeStore.Pipelining {
+public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStore, RedisNodeStore.Pipelining {
 
     private static final Logger log = LoggerFactory.getLogger(RedisLockStore.class);
     private static final long CANCEL_MEMORY_MILLIS = 60_000;
@@ -98,7 +97,7 @@ final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStore, Redi
      *     connections of an owned client, which are likely stale too)
      * @param owned closed with the store, or null if the caller keeps ownership of the client
      */
-    RedisLockStore(UnifiedJedis jedis, String address, LockOptions options, Runnable onConnectionFailure,
+    public RedisLockStore(UnifiedJedis jedis, String address, LockOptions options, Runnable onConnectionFailure,
             AutoCloseable owned) {
         this.jedis = jedis;
         this.address = address;

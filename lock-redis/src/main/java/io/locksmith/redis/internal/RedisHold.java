@@ -1,16 +1,14 @@
-package io.locksmith.redis;
+package io.locksmith.redis.internal;
 
-import io.locksmith.redis.internal.RedisKeys;
-import io.locksmith.redis.internal.RedisNodeStore;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 /**
  * The Redis store's record of one acquisition run ({@link RedisLockStore#newHold}): the lock's keys and the
  * run's owner id, encoded once for every call of the run, and the id of the run's latest attempt, which its
- * release and renewals name.
+ * release and renewals name. Unsupported internal API: only the store makes and reads it.
  */
-final class RedisHold implements RedisNodeStore.Hold {
+public final class RedisHold implements RedisNodeStore.Hold {
 
     final String name;
     final String owner;
