@@ -3,19 +3,14 @@ package io.locksmith.redis;
 import io.locksmith.LockBackendException;
 import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
+import io.locksmith.redis.internal.RedisClients;
 import io.locksmith.redis.internal.RedisLockStore;
 import io.locksmith.redis.internal.RedisUri;
 import io.locksmith.spi.LockStores;
 import java.util.Locale;
 import java.util.Objects;
-import redis.clients.jedis.ConnectionPoolConfig;
-import redis.clients.jedis.DefaultJedisClientConfig;
-import redis.clients.jedis.HostAndPort;
-import redis.clients.jedis.JedisClientConfig;
 import redis.clients.jedis.RedisClient;
-import redis.clients.jedis.SslOptions;
 import redis.clients.jedis.UnifiedJedis;
-import redis.clients.jedis.providers.PooledConnectionProvider;
 
 /**
  * Opens {@link LockProvider}s on Redis over a Jedis client the application already has.
@@ -53,36 +48,10 @@ public final class RedisLockProviders {
 
     /** A store that owns a client built from {@code uri}, its scripts loaded. */
     static RedisLockStore openStore(RedisUri uri, LockOptions options) {
-        int timeout = (int) Math.max(1, Math.min(Integer.MAX_VALUE, options.operationTimeout().toMillis()));
-        DefaultJedisClientConfig.Builder config = DefaultJedisClientConfig.builder()
-                .connectionTimeoutMillis(timeout)
-                .socketTimeoutMillis(timeout)
-                .database(uri.database());
-        if (uri.tls()) {
-            config.sslOptions(SslOptions.defaults());
-        }
-        if (uri.user() != null) {
-            config.user(uri.user());
-        }
-        if (uri.password() != null) {
-            config.password(uri.password());
-        }
-        JedisClientConfig clientConfig = config.build();
-        ConnectionPoolConfig pool = new ConnectionPoolConfig();
-        pool.setMaxTotal(16);
-        pool.setMaxIdle(16);
-        pool.setBlockWhenExhausted(true);
-        pool.setMaxWait(options.operationTimeout());
-        HostAndPort server = new HostAndPort(uri.host(), uri.port());
-        PooledConnectionProvider connections = new PooledConnectionProvider(server, clientConfig, pool);
-        RedisClient client = RedisClient.builder()
-                .hostAndPort(server)
-                .clientConfig(clientConfig)
-                .connectionProvider(connections)
-                .build();
+        RedisClients.Pooled pooled = RedisClients.open(uri, options.operationTimeout());
+        RedisClient client = pooled.client();
         // After a broken connection the idle ones are likely stale too (server restarted): drop them.
-        RedisLockStore store = new RedisLockStore(client, uri.address(), options, connections.getPool()::clear,
-                client);
+        RedisLockStore store = new RedisLockStore(client, uri.address(), options, pooled.dropIdle(), client);
         try {
             store.loadScripts();
         } catch (LockBackendException e) {

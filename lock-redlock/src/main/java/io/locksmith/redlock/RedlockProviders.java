@@ -3,6 +3,7 @@ package io.locksmith.redlock;
 import io.locksmith.LockBackendException;
 import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
+import io.locksmith.redis.internal.RedisClients;
 import io.locksmith.redis.internal.RedisNodeStore;
 import io.locksmith.redis.internal.RedisUri;
 import io.locksmith.redlock.RedlockStore.Node;
@@ -15,14 +16,8 @@ import java.util.Objects;
 import java.util.StringJoiner;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import redis.clients.jedis.ConnectionPoolConfig;
-import redis.clients.jedis.DefaultJedisClientConfig;
-import redis.clients.jedis.HostAndPort;
-import redis.clients.jedis.JedisClientConfig;
 import redis.clients.jedis.RedisClient;
-import redis.clients.jedis.SslOptions;
 import redis.clients.jedis.UnifiedJedis;
-import redis.clients.jedis.providers.PooledConnectionProvider;
 
 /**
  * Opens Redlock {@link LockProvider}s over N independent Redis masters (no replication between them), given as
@@ -67,42 +62,16 @@ public final class RedlockProviders {
     static LockProvider open(RedlockUri uri, LockOptions options) {
         Duration nodeTimeout = uri.nodeTimeout() != null ? uri.nodeTimeout() : DEFAULT_NODE_TIMEOUT;
         check(uri.nodes().size(), nodeTimeout, nodeTimeout, options);
-        int timeout = (int) Math.max(1, Math.min(Integer.MAX_VALUE, nodeTimeout.toMillis()));
         List<Node> nodes = new ArrayList<>();
         List<AutoCloseable> clients = new ArrayList<>();
         AutoCloseable closeClients = () -> clients.forEach(RedlockProviders::closeQuietly);
         LockOptions nodeOptions = nodeOptions(options, nodeTimeout);
         for (RedisUri address : uri.nodes()) {
-            DefaultJedisClientConfig.Builder config = DefaultJedisClientConfig.builder()
-                    .connectionTimeoutMillis(timeout)
-                    .socketTimeoutMillis(timeout)
-                    .database(address.database());
-            if (address.tls()) {
-                config.sslOptions(SslOptions.defaults());
-            }
-            if (address.user() != null) {
-                config.user(address.user());
-            }
-            if (address.password() != null) {
-                config.password(address.password());
-            }
-            JedisClientConfig clientConfig = config.build();
-            ConnectionPoolConfig pool = new ConnectionPoolConfig();
-            pool.setMaxTotal(16);
-            pool.setMaxIdle(16);
-            pool.setBlockWhenExhausted(true);
-            pool.setMaxWait(nodeTimeout);
-            HostAndPort server = new HostAndPort(address.host(), address.port());
-            PooledConnectionProvider connections = new PooledConnectionProvider(server, clientConfig, pool);
-            RedisClient client = RedisClient.builder()
-                    .hostAndPort(server)
-                    .clientConfig(clientConfig)
-                    .connectionProvider(connections)
-                    .build();
+            RedisClients.Pooled pooled = RedisClients.open(address, nodeTimeout);
+            RedisClient client = pooled.client();
             clients.add(client);
             // After a broken connection the idle ones are likely stale too (server restarted): drop them.
-            RedisNodeStore store = RedisNodeStore.open(client, address.address(), nodeOptions,
-                    connections.getPool()::clear);
+            RedisNodeStore store = RedisNodeStore.open(client, address.address(), nodeOptions, pooled.dropIdle());
             nodes.add(new Node(address.address(), store, client));
         }
         return newProvider(nodes, uri.address(), nodeTimeout, nodeTimeout, options, closeClients);
