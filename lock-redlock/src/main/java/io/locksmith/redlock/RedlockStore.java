@@ -149,10 +149,10 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
 
     @Override
     public Hold newHold(String name, String owner) {
+        // every node uses the same namespace, so one node's record of the keys and the owner serves them all: the
+        // keys are encoded once per acquisition run, not once per node
         RedisNodeStore.Hold[] onNode = new RedisNodeStore.Hold[nodes.size()];
-        for (int i = 0; i < onNode.length; i++) {
-            onNode[i] = nodes.get(i).store().newHold(name, owner);
-        }
+        Arrays.fill(onNode, nodes.get(0).store().newHold(name, owner));
         return new Hold(name, owner, onNode);
     }
 

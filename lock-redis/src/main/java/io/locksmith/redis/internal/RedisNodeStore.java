@@ -45,7 +45,11 @@ public interface RedisNodeStore extends AutoCloseable {
     /** Where the server is, without credentials, for messages. */
     String address();
 
-    /** The record of a new acquisition run of {@code name} by {@code owner} on this server; no I/O. */
+    /**
+     * The record of a new acquisition run of {@code name} by {@code owner}; no I/O. It holds only the run's keys
+     * and owner id, so it serves every node store of the same namespace (Redlock makes one for all its servers);
+     * the calls that take it name the round they act on through an {@link Attempt}.
+     */
     Hold newHold(String name, String owner);
 
     /** One attempt (no wait) for {@code attempt}, as {@link LockStore#tryAcquire}. */
@@ -83,9 +87,8 @@ public interface RedisNodeStore extends AutoCloseable {
     void close();
 
     /**
-     * A per-server store's record of one acquisition run on its server, from {@link RedisNodeStore#newHold}: the
-     * lock's keys and the run's owner id, prepared once for every call of the run. Only the store that made it
-     * takes it.
+     * A per-server store's record of one acquisition run, from {@link RedisNodeStore#newHold}: the lock's keys and
+     * the run's owner id, prepared once for every call of the run. Every node store of the same namespace takes it.
      */
     interface Hold {
         /** The lock name. */
