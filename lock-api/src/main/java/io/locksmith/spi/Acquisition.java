@@ -11,7 +11,7 @@ import java.util.Optional;
  */
 public final class Acquisition {
 
-    private static final Acquisition BUSY_UNKNOWN = new Acquisition(false, 0, null, null, false, false);
+    private static final Acquisition BUSY_UNKNOWN = new Acquisition(false, 0, null, null, false, false, false);
 
     private final boolean acquired;
     private final long fencingToken;
@@ -19,15 +19,17 @@ public final class Acquisition {
     private final Duration retryAfter;
     private final boolean watched;
     private final boolean backOff;
+    private final boolean claimed;
 
     private Acquisition(boolean acquired, long fencingToken, Duration validFor, Duration retryAfter,
-            boolean watched, boolean backOff) {
+            boolean watched, boolean backOff, boolean claimed) {
         this.acquired = acquired;
         this.fencingToken = fencingToken;
         this.validFor = validFor;
         this.retryAfter = retryAfter;
         this.watched = watched;
         this.backOff = backOff;
+        this.claimed = claimed;
     }
 
     /**
@@ -35,7 +37,7 @@ public final class Acquisition {
      * {@code fencingToken} is greater than that of every earlier acquisition.
      */
     public static Acquisition acquired(long fencingToken) {
-        return new Acquisition(true, fencingToken, null, null, false, false);
+        return new Acquisition(true, fencingToken, null, null, false, false, false);
     }
 
     /**
@@ -44,7 +46,8 @@ public final class Acquisition {
      * drift).
      */
     public static Acquisition acquired(long fencingToken, Duration validFor) {
-        return new Acquisition(true, fencingToken, Objects.requireNonNull(validFor, "validFor"), null, false, false);
+        return new Acquisition(true, fencingToken, Objects.requireNonNull(validFor, "validFor"), null, false, false,
+                false);
     }
 
     /** Somebody else holds the lock; its remaining lease is unknown. */
@@ -57,7 +60,17 @@ public final class Acquisition {
      * no wake-up arrives: the holder's remaining lease, or a store's own retry delay (Redlock after a split vote).
      */
     public static Acquisition busy(Duration retryAfter) {
-        return retryAfter == null ? BUSY_UNKNOWN : new Acquisition(false, 0, null, retryAfter, false, false);
+        return retryAfter == null ? BUSY_UNKNOWN : new Acquisition(false, 0, null, retryAfter, false, false, false);
+    }
+
+    /**
+     * Somebody else holds the lock, and the store keeps this run's claim to the next turn (see
+     * {@link LockStore#tryAcquire}): the waiter should look again within {@code retryAfter} at the latest, and
+     * soon after any wake-up, since once the holders have had their {@value LockStore#GRANTS_PAST_A_CLAIM} turns
+     * the lock waits for this run alone.
+     */
+    public static Acquisition claimed(Duration retryAfter) {
+        return new Acquisition(false, 0, null, retryAfter, false, false, true);
     }
 
     /**
@@ -66,7 +79,7 @@ public final class Acquisition {
      * otherwise split the next vote too.
      */
     public static Acquisition backOff(Duration delay) {
-        return new Acquisition(false, 0, null, Objects.requireNonNull(delay, "delay"), false, true);
+        return new Acquisition(false, 0, null, Objects.requireNonNull(delay, "delay"), false, true, false);
     }
 
     /**
@@ -74,7 +87,7 @@ public final class Acquisition {
      * free (a watch on the waiter ahead); {@code retryAfter}, if not null, bounds the wait all the same.
      */
     public static Acquisition watched(Duration retryAfter) {
-        return new Acquisition(false, 0, null, retryAfter, true, false);
+        return new Acquisition(false, 0, null, retryAfter, true, false, false);
     }
 
     /** Whether the lock was acquired. */
@@ -102,6 +115,11 @@ public final class Acquisition {
         return backOff;
     }
 
+    /** Whether the store keeps this run's claim to the next turn; see {@link #claimed}. */
+    public boolean isClaimed() {
+        return claimed;
+    }
+
     /** Whether the store will run the attempt's wake-up itself. */
     public boolean isWatched() {
         return watched;
@@ -112,6 +130,7 @@ public final class Acquisition {
         if (acquired) {
             return "acquired(token=" + fencingToken + (validFor == null ? "" : ", validFor=" + validFor) + ")";
         }
-        return (watched ? "watched" : backOff ? "backOff" : "busy") + "(retryAfter=" + retryAfter + ")";
+        return (watched ? "watched" : backOff ? "backOff" : claimed ? "claimed" : "busy") + "(retryAfter="
+                + retryAfter + ")";
     }
 }

@@ -41,6 +41,12 @@ import java.util.List;
  */
 public interface LockStore<H> extends AutoCloseable {
 
+    /**
+     * How many times a lock may still be granted to others after a waiting run has claimed the next turn; then
+     * only the claimant may take it. See {@link #tryAcquire}.
+     */
+    int GRANTS_PAST_A_CLAIM = 8;
+
     /** Where the store is, without credentials, for messages: {@code redis://10.0.0.5:6379/0}. */
     String address();
 
@@ -57,6 +63,23 @@ public interface LockStore<H> extends AutoCloseable {
     /**
      * Makes one attempt to take the lock for {@code hold} with the given lease.
      *
+     * <p><b>Turns across providers.</b> Within one provider the machinery queues its own threads fairly; across
+     * providers a store that does not queue waiters itself (one that polls or publishes releases) keeps at most
+     * one <em>claim</em> per lock, so that a provider whose threads hand the lock to each other cannot starve
+     * another process's waiter:
+     * <ul>
+     * <li>An attempt answered busy with a {@code wakeUp} (the caller will wait) claims the next turn when no live
+     *     claim exists, remembering the number of grants so far, or refreshes its own claim; either way it
+     *     answers {@link Acquisition#claimed}. A claim lives for the claimant's {@code lease} from its last
+     *     refresh, so a waiter that dies costs at most one lease, and only to providers that would otherwise take
+     *     the lock past it.
+     * <li>An attempt that finds the lock free takes it unless another run's live claim has seen
+     *     {@link #GRANTS_PAST_A_CLAIM} grants since it was made; the claimant's own grant ends its claim.
+     * <li>{@link #release} and {@link #abandon} of a run end its claim.
+     * </ul>
+     * Stores that queue waiters themselves (a ZooKeeper sequence, a database row lock) are first come, first
+     * served already and keep no claims.
+     *
      * @param wait how long the store itself may block waiting for the lock; zero for one attempt. Stores that
      *     do not queue waiters themselves ignore it and answer at once.
      * @param wakeUp null when the caller will not wait after a busy answer; otherwise a callback the store may
@@ -67,7 +90,7 @@ public interface LockStore<H> extends AutoCloseable {
     Acquisition tryAcquire(H hold, Duration lease, Duration wait, Runnable wakeUp);
 
     /**
-     * Releases {@code hold} if the store still keeps it.
+     * Releases {@code hold} if the store still keeps it, and ends the run's claim to a turn if it has one.
      *
      * @return true if it was held and is now free; false if it was not held (expired, deleted, or released by an
      *     earlier attempt), in which case nothing changed
@@ -99,8 +122,8 @@ public interface LockStore<H> extends AutoCloseable {
     }
 
     /**
-     * Tells a store that queues waiters that {@code hold}'s run stopped waiting without acquiring, so it can drop
-     * its place in the queue. Default: nothing to do.
+     * Tells a store that queues waiters, or keeps claims to the next turn, that {@code hold}'s run stopped waiting
+     * without acquiring, so it can drop its place in the queue or its claim. Default: nothing to do.
      */
     default void abandon(H hold) {
     }
