@@ -429,10 +429,23 @@ public final class StoreLockProvider<H> implements LockProvider {
             }
         }
         long holderLeft = outcome.retryAfter().map(Duration::toNanos).orElse(options.leaseTime().toNanos());
-        if (run.backoff == null) {
-            run.backoff = new Backoff(options.minBackoff().toNanos(), options.maxBackoff().toNanos());
+        long pause;
+        if (pushed) {
+            pause = holderLeft;
+        } else if (outcome.isClaimed()) {
+            // the next turn is ours: once the holders have had theirs the lock waits for this run alone, so look
+            // again soon rather than after a long backoff
+            pause = Math.min(options.minBackoff().toNanos(), Math.max(holderLeft, 0));
+        } else {
+            if (run.backoff == null) {
+                run.backoff = new Backoff(options.minBackoff().toNanos(), options.maxBackoff().toNanos());
+            }
+            pause = Math.min(run.backoff.next(), Math.max(holderLeft, 0));
         }
-        long pause = pushed ? holderLeft : Math.min(run.backoff.next(), Math.max(holderLeft, 0));
+        if (outcome.isClaimed()) {
+            // a claim lives for one lease from its last refresh, and each attempt refreshes it
+            pause = Math.min(pause, leaseNanos / 3);
+        }
         run.pause = Math.max(TimeUnit.MILLISECONDS.toNanos(1), Math.min(pause, remaining));
         return Step.WAIT;
     }

@@ -3,6 +3,7 @@ package io.locksmith.local;
 import io.locksmith.LockBackendException;
 import io.locksmith.LockInfo;
 import io.locksmith.LockOptions;
+import io.locksmith.spi.Acquisition;
 import io.locksmith.spi.LockStore;
 import java.time.Duration;
 import java.time.Instant;
@@ -38,6 +39,7 @@ public final class LocalLockServer {
     private final Condition resumed = lock.newCondition();
     private final Map<String, Hold> holds = new HashMap<>();
     private final Map<String, Long> counters = new HashMap<>();
+    private final Map<String, Claim> claims = new HashMap<>();
     private final Map<String, List<Runnable>> subscribers = new ConcurrentHashMap<>();
     private final AtomicLong operations = new AtomicLong();
     private boolean down;
@@ -64,6 +66,7 @@ public final class LocalLockServer {
         try {
             down = true;
             holds.clear();
+            claims.clear();
             paused = false;
             resumed.signalAll();
         } finally {
@@ -165,18 +168,54 @@ public final class LocalLockServer {
 
     // ---- operations of LocalLockStore; each counts as one round trip ----
 
-    /** Returns the new fencing token (> 0), or the negated remaining lease in nanos (<= 0) when busy. */
-    long acquire(String key, String owner, long leaseNanos, Duration timeout) {
+    /**
+     * One attempt, with the claims of {@link io.locksmith.spi.LockStore#tryAcquire}: a busy answer claims the next
+     * turn for {@code owner} if {@code claim} and nobody else has.
+     */
+    Acquisition acquire(String key, String owner, long leaseNanos, boolean claim, Duration timeout) {
         enter(timeout);
         try {
             long now = System.nanoTime();
             Hold current = holds.get(key);
-            if (current != null && !current.expired(now) && !current.owner.equals(owner)) {
-                return -Math.max(0, current.expiresAt - now);
+            long issued = counters.getOrDefault(key, 0L);
+            Claim turn = claims.get(key);
+            if (turn != null && turn.expired(now)) {
+                claims.remove(key);
+                turn = null;
             }
-            long token = counters.merge(key, 1L, Long::sum);
-            holds.put(key, new Hold(owner, token, now + leaseNanos));
-            return token;
+            long left;
+            if (current != null && !current.expired(now) && !current.owner.equals(owner)) {
+                left = Math.max(0, current.expiresAt - now);
+            } else if (turn != null && !turn.owner.equals(owner)
+                    && issued - turn.issued >= LockStore.GRANTS_PAST_A_CLAIM) {
+                left = turn.expiresAt - now; // the claimant's turn
+            } else {
+                if (turn != null && turn.owner.equals(owner)) {
+                    claims.remove(key);
+                }
+                long token = issued + 1;
+                counters.put(key, token);
+                holds.put(key, new Hold(owner, token, now + leaseNanos));
+                return Acquisition.acquired(token);
+            }
+            if (claim && (turn == null || turn.owner.equals(owner))) {
+                claims.put(key, new Claim(owner, turn == null ? issued : turn.issued, now + leaseNanos));
+                return Acquisition.claimed(Duration.ofNanos(left));
+            }
+            return Acquisition.busy(Duration.ofNanos(left));
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Ends {@code owner}'s claim to the next turn of {@code key}, if it has one. */
+    void abandon(String key, String owner, Duration timeout) {
+        enter(timeout);
+        try {
+            Claim turn = claims.get(key);
+            if (turn != null && turn.owner.equals(owner)) {
+                claims.remove(key);
+            }
         } finally {
             lock.unlock();
         }
@@ -190,6 +229,11 @@ public final class LocalLockServer {
             released = current != null && current.owner.equals(owner) && !current.expired(System.nanoTime());
             if (released) {
                 holds.remove(key);
+            } else {
+                Claim turn = claims.get(key);
+                if (turn != null && turn.owner.equals(owner)) {
+                    claims.remove(key); // a run that holds nothing gives up its claim
+                }
             }
         } finally {
             lock.unlock();
@@ -314,6 +358,13 @@ public final class LocalLockServer {
     private LockBackendException timedOut(Duration timeout, long start) {
         return new LockBackendException(this + " - no answer within the operation timeout of " + timeout.toMillis()
                 + " ms (waited " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) + " ms)");
+    }
+
+    /** A waiting run's claim to the next turn: who, the tokens issued when it claimed, and when it lapses. */
+    private record Claim(String owner, long issued, long expiresAt) {
+        boolean expired(long now) {
+            return now - expiresAt >= 0;
+        }
     }
 
     private static final class Hold {

@@ -35,8 +35,12 @@ final class LocalLockStore implements LockStore<LocalLockStore.LocalHold> {
 
     @Override
     public Acquisition tryAcquire(LocalHold hold, Duration lease, Duration wait, Runnable wakeUp) {
-        long answer = server.acquire(hold.key, hold.owner, lease.toNanos(), timeout);
-        return answer > 0 ? Acquisition.acquired(answer) : Acquisition.busy(Duration.ofNanos(-answer));
+        return server.acquire(hold.key, hold.owner, lease.toNanos(), wakeUp != null, timeout);
+    }
+
+    @Override
+    public void abandon(LocalHold hold) {
+        server.abandon(hold.key, hold.owner, timeout);
     }
 
     @Override

@@ -425,8 +425,9 @@ final class Subjects {
             @Override
             public Lock lock(String name) {
                 RedisKeys keys = new RedisKeys("floor-scripts");
-                List<String> acquireKeys = List.of(keys.lock(name), keys.fence(name), keys.cancelled(name));
-                List<String> releaseKeys = List.of(keys.lock(name));
+                List<String> acquireKeys = List.of(keys.lock(name), keys.fence(name), keys.cancelled(name),
+                        keys.claim(name));
+                List<String> releaseKeys = List.of(keys.lock(name), keys.claim(name));
                 String channel = keys.channel(name);
                 String[] attempt = {""};
                 return new LockAdapter() {
@@ -483,14 +484,14 @@ final class Subjects {
         String owner = UUID.randomUUID().toString().replace("-", "");
         RedisKeys redisKeys = new RedisKeys("floor-scripts");
         List<String> keys = List.of(redisKeys.lock("redlock"), redisKeys.fence("redlock"),
-                redisKeys.cancelled("redlock"), redisKeys.channel("redlock"));
+                redisKeys.cancelled("redlock"), redisKeys.claim("redlock"), redisKeys.channel("redlock"));
         long[] attempts = {0};
         String[] attempt = {""};
         return fanOutFloor(connections, () -> {
             attempt[0] = Long.toString(++attempts[0]);
-            return new String[] {acquire, "3", keys.get(0), keys.get(1), keys.get(2), owner, "30000",
+            return new String[] {acquire, "4", keys.get(0), keys.get(1), keys.get(2), keys.get(3), owner, "30000",
                 attempt[0]};
-        }, () -> new String[] {release, "1", keys.get(0), owner, attempt[0], keys.get(3)}, true);
+        }, () -> new String[] {release, "2", keys.get(0), keys.get(3), owner, attempt[0], keys.get(4)}, true);
     }
 
     private static redis.clients.jedis.Connection[] connectAll(String[] masters) {

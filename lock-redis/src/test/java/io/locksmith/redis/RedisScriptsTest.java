@@ -49,12 +49,25 @@ class RedisScriptsTest {
     }
 
     private long acquire(String name, String owner, long attempt) {
-        return (Long) run(RedisScripts.ACQUIRE, List.of(keys.lock(name), keys.fence(name), keys.cancelled(name)),
-                owner, LEASE, Long.toString(attempt));
+        return (Long) run(RedisScripts.ACQUIRE, acquireKeys(name), owner, LEASE, Long.toString(attempt));
+    }
+
+    /** An attempt of a waiter: its busy answer claims the next turn (a one-element list) when nobody has. */
+    private Object acquireOrClaim(String name, String owner, long attempt, String lease) {
+        return run(RedisScripts.ACQUIRE, acquireKeys(name), owner, lease, Long.toString(attempt), RedisScripts.CLAIM);
+    }
+
+    private List<String> acquireKeys(String name) {
+        return List.of(keys.lock(name), keys.fence(name), keys.cancelled(name), keys.claim(name));
     }
 
     private long release(String name, String owner, String attempt) {
-        return (Long) run(RedisScripts.RELEASE, List.of(keys.lock(name)), owner, attempt, keys.channel(name));
+        return (Long) run(RedisScripts.RELEASE, List.of(keys.lock(name), keys.claim(name)), owner, attempt,
+                keys.channel(name));
+    }
+
+    private String claimant(String name) {
+        return admin.call(jedis -> jedis.hget(keys.claim(name), "owner"));
     }
 
     private long cancel(String name, String owner, long attempt) {
@@ -93,6 +106,55 @@ class RedisScriptsTest {
         assertThat(acquire("a", ALICE, 2)).as("the same attempt repeated: its own token again").isEqualTo(2);
         assertThat(acquire("a", ALICE, 1)).as("an older attempt of the owner").isBetween(-30_000L, -1L);
         assertThat(holder("a", ALICE)).isEqualTo("2");
+    }
+
+    @Test
+    @DisplayName("claims: the first waiter claims the next turn; after 8 more grants only the claimant takes the "
+            + "free lock, and its grant ends the claim")
+    void claimedTurn() {
+        String carol = "ca401000000000000000000000000000";
+        assertThat(acquire("c", ALICE, 1)).isEqualTo(1);
+        assertThat(acquireOrClaim("c", BOB, 1, LEASE)).as("Bob waits: his busy answer claims the next turn")
+                .isInstanceOf(List.class);
+        assertThat(claimant("c")).isEqualTo(BOB);
+        assertThat(acquireOrClaim("c", carol, 1, LEASE)).as("Carol waits too: busy, no claim")
+                .isInstanceOf(Long.class);
+        assertThat(acquire("c", BOB, 2)).as("a try without waiting leaves the claim alone").isNegative();
+        assertThat(release("c", ALICE, "1")).isEqualTo(1);
+        // the 8 grants the claim lets pass
+        for (int i = 0; i < 8; i++) {
+            assertThat(acquire("c", ALICE, 10 + i)).as("grant %d past the claim", i + 1).isEqualTo(2 + i);
+            assertThat(release("c", ALICE, Long.toString(10 + i))).isEqualTo(1);
+        }
+        assertThat(acquire("c", ALICE, 20)).as("the 9th: refused, the turn is Bob's").isNegative();
+        assertThat(acquireOrClaim("c", carol, 2, LEASE)).as("Carol cannot take Bob's turn or claim")
+                .isInstanceOf(Long.class).asInstanceOf(org.assertj.core.api.InstanceOfAssertFactories.LONG)
+                .isNegative();
+        assertThat(exists("c")).as("nobody holds it meanwhile").isFalse();
+        assertThat(acquireOrClaim("c", BOB, 3, LEASE)).as("Bob takes his turn").isEqualTo(10L);
+        assertThat(claimant("c")).as("his grant ends his claim").isNull();
+        assertThat(release("c", BOB, "3")).isEqualTo(1);
+        assertThat(acquire("c", ALICE, 21)).as("free for anyone again").isEqualTo(11);
+    }
+
+    @Test
+    @DisplayName("claims: the claimant's release of nothing (abandon) ends the claim; a claim lapses with its lease")
+    void claimEnds() {
+        assertThat(acquire("e", ALICE, 1)).isEqualTo(1);
+        assertThat(acquireOrClaim("e", BOB, 1, LEASE)).isInstanceOf(List.class);
+        assertThat(release("e", BOB, "1")).as("Bob gives up: he held nothing").isZero();
+        assertThat(claimant("e")).isNull();
+        assertThat(exists("e")).as("Alice's hold is untouched").isTrue();
+
+        assertThat(acquireOrClaim("e", BOB, 2, "20000")).isInstanceOf(List.class);
+        long claimTtl = admin.call(jedis -> jedis.pttl(keys.claim("e")));
+        assertThat(claimTtl).as("the claim expires with the claimant's lease").isBetween(1L, 20_000L);
+        admin.call(jedis -> jedis.del(keys.claim("e"))); // what its expiry does, without waiting for it
+        assertThat(release("e", ALICE, "1")).isEqualTo(1);
+        for (int i = 0; i < 9; i++) {
+            assertThat(acquire("e", ALICE, 10 + i)).as("grant %d", i + 1).isPositive();
+            assertThat(release("e", ALICE, Long.toString(10 + i))).isEqualTo(1);
+        }
     }
 
     @Test

@@ -13,6 +13,9 @@ import io.locksmith.LockListener;
 import io.locksmith.LockLostException;
 import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
+import io.locksmith.spi.Acquisition;
+import io.locksmith.spi.ForwardingLockStore;
+import io.locksmith.spi.LockStore;
 import io.locksmith.tests.StoreControl.Fault;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
@@ -40,6 +43,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.UnaryOperator;
@@ -1925,6 +1929,130 @@ public abstract class LockProviderContract {
      * acquireAsync()/tryAcquireAsync(wait): a handle owns its hold, any thread may close it exactly once, waiting
      * blocks no thread, cancellation never leaves a hold, and the handle tells of its loss.
      */
+    // ------------------------------------------------------------------------------------------------------
+    // Fairness across providers
+    // ------------------------------------------------------------------------------------------------------
+
+    /**
+     * No provider starves another: while one provider's threads take the lock from each other without pause, a
+     * waiting provider gets it within the turns the store's rule allows ({@link LockStore#GRANTS_PAST_A_CLAIM}
+     * grants after it first heard "busy"), counted, never timed.
+     */
+    @Nested
+    @DisplayName("fairness across providers")
+    public class Fairness {
+
+        @Test
+        @DisplayName("a waiting provider gets the lock before another provider, whose two threads take it from each "
+                + "other without pause, has it " + LockStore.GRANTS_PAST_A_CLAIM + " more times")
+        void noProviderStarves() throws Exception {
+            AtomicBoolean waiting = new AtomicBoolean();
+            AtomicInteger passed = new AtomicInteger();
+            // a long lease: a claim lives for one lease from its last refresh, and no pause of a busy machine may
+            // end it here
+            Duration lease = Duration.ofSeconds(30);
+            LockProvider busy = open(b -> b.leaseTime(lease).storeWrapper(store -> countGrants(store, waiting,
+                    passed)));
+            LockProvider patient = open(b -> b.leaseTime(lease).storeWrapper(store -> noteBusy(store, waiting)));
+            DistributedLock hot = busy.getLock("fair");
+            AtomicBoolean stop = new AtomicBoolean();
+            AtomicInteger cycles = new AtomicInteger();
+            // the next holder keeps the lock until the waiter has been answered busy, so that it must wait
+            AtomicBoolean holdForWaiter = new AtomicBoolean();
+            List<Future<Object>> loops = new ArrayList<>();
+            for (int i = 0; i < 2; i++) {
+                loops.add(actor("busy-" + i).submit(() -> {
+                    while (!stop.get()) {
+                        hot.lock();
+                        try {
+                            cycles.incrementAndGet();
+                            if (holdForWaiter.compareAndSet(true, false)) {
+                                eventually(waitBound(Duration.ZERO), waiting::get);
+                            }
+                        } finally {
+                            hot.unlock();
+                        }
+                    }
+                    return null;
+                }));
+            }
+            try {
+                assertThat(eventually(opBound().multipliedBy(4), () -> cycles.get() >= 20))
+                        .as("the busy provider's threads take the lock in turn (cycles: %s)", cycles).isTrue();
+                holdForWaiter.set(true);
+                assertThat(eventually(opBound(), () -> !holdForWaiter.get())).as("a busy thread holds for the waiter")
+                        .isTrue();
+                DistributedLock lock = patient.getLock("fair");
+                boolean acquired = lock.tryLock(waitBound(Duration.ZERO).toMillis(), TimeUnit.MILLISECONDS);
+                int grantsPast = passed.get();
+                try {
+                    assertThat(acquired).as("the waiting provider's tryLock(%s ms) while the other provider's threads "
+                            + "took the lock %s times in all, %s of them after its first busy answer",
+                            waitBound(Duration.ZERO).toMillis(), cycles.get(), grantsPast).isTrue();
+                    assertThat(waiting).as("the waiting provider was answered busy first").isTrue();
+                    assertThat(grantsPast).as("grants to the busy provider after the waiter's first busy answer")
+                            .isLessThanOrEqualTo(LockStore.GRANTS_PAST_A_CLAIM);
+                } finally {
+                    if (acquired) {
+                        lock.unlock();
+                    }
+                }
+            } finally {
+                stop.set(true);
+                for (Future<Object> loop : loops) {
+                    await(loop, opBound().multipliedBy(4), "the busy provider's loop");
+                }
+            }
+        }
+
+        @Test
+        @DisplayName("a waiter that gives up, or never waited, leaves no claim: the other provider goes on taking the "
+                + "lock")
+        void givingUpLeavesNoClaim() throws Exception {
+            DistributedLock holder = open().getLock("fair-gone");
+            DistributedLock quitter = open().getLock("fair-gone");
+            holder.lock();
+            assertThat(quitter.tryLock()).as("tryLock() of another provider while held").isFalse();
+            assertThat(quitter.tryLock(200, TimeUnit.MILLISECONDS)).as("tryLock(200 ms) of another provider while held")
+                    .isFalse();
+            holder.unlock();
+            for (int i = 0; i < 3 * LockStore.GRANTS_PAST_A_CLAIM; i++) {
+                assertThat(holder.tryLock()).as("tryLock() number %d of the provider nobody waits for", i + 1)
+                        .isTrue();
+                holder.unlock();
+            }
+        }
+    }
+
+    /** The store, counting its grants that began after {@code waiting} turned true. */
+    private static <H> LockStore<H> countGrants(LockStore<H> store, AtomicBoolean waiting, AtomicInteger passed) {
+        return new ForwardingLockStore<>(store) {
+            @Override
+            public Acquisition tryAcquire(H hold, Duration lease, Duration wait, Runnable wakeUp) {
+                boolean after = waiting.get();
+                Acquisition outcome = super.tryAcquire(hold, lease, wait, wakeUp);
+                if (after && outcome.isAcquired()) {
+                    passed.incrementAndGet();
+                }
+                return outcome;
+            }
+        };
+    }
+
+    /** The store, turning {@code waiting} true when an attempt is answered busy. */
+    private static <H> LockStore<H> noteBusy(LockStore<H> store, AtomicBoolean waiting) {
+        return new ForwardingLockStore<>(store) {
+            @Override
+            public Acquisition tryAcquire(H hold, Duration lease, Duration wait, Runnable wakeUp) {
+                Acquisition outcome = super.tryAcquire(hold, lease, wait, wakeUp);
+                if (!outcome.isAcquired()) {
+                    waiting.set(true);
+                }
+                return outcome;
+            }
+        };
+    }
+
     @Nested
     @DisplayName("handles and asynchronous acquisition")
     public class HandlesAndAsync {

@@ -37,8 +37,9 @@ public final class RedisHold implements RedisNodeStore.Hold {
         this.cancelledKey = bytes(RedisKeys.cancelledOf(lock));
         this.channel = bytes(RedisKeys.channelOf(lock));
         this.ownerArg = bytes(owner);
-        this.acquireKeys = List.of(lockKey, bytes(RedisKeys.fenceOf(lock)), cancelledKey);
-        this.releaseKeys = List.of(lockKey);
+        byte[] claimKey = bytes(RedisKeys.claimOf(lock));
+        this.acquireKeys = List.of(lockKey, bytes(RedisKeys.fenceOf(lock)), cancelledKey, claimKey);
+        this.releaseKeys = List.of(lockKey, claimKey);
     }
 
     /** A script argument as Jedis sends a string: UTF-8. */

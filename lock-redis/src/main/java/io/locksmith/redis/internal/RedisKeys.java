@@ -26,6 +26,7 @@ public final class RedisKeys {
     private static final String FENCE_SUFFIX = ":fence";
     private static final String CANCELLED_SUFFIX = ":cancelled";
     private static final String CHANNEL_SUFFIX = ":released";
+    private static final String CLAIM_SUFFIX = ":claim";
 
     private final String namespace;
 
@@ -49,6 +50,11 @@ public final class RedisKeys {
         return cancelledOf(lock(name));
     }
 
+    /** The claim of a waiting run to the next turn of {@code name}, in the lock's slot. */
+    public String claim(String name) {
+        return claimOf(lock(name));
+    }
+
     /** The channel a release of {@code name} publishes on, in the lock's slot. */
     public String channel(String name) {
         return channelOf(lock(name));
@@ -62,6 +68,11 @@ public final class RedisKeys {
     /** The set of cancelled acquisition attempts beside the lock hash {@code lock}. */
     public static String cancelledOf(String lock) {
         return lock + CANCELLED_SUFFIX;
+    }
+
+    /** The claim to the next turn beside the lock hash {@code lock}. */
+    public static String claimOf(String lock) {
+        return lock + CLAIM_SUFFIX;
     }
 
     /** The channel of the lock hash {@code lock}. */

@@ -68,6 +68,7 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
     private static final long MAX_RETRY_MILLIS = 1_000;
     /** The attempt argument that names any attempt of the owner. */
     private static final byte[] ANY_ATTEMPT = new byte[0];
+    private static final byte[] CLAIM_ARG = RedisHold.bytes(RedisScripts.CLAIM);
     private static final byte[] SHARDED = RedisHold.bytes(RedisScripts.SHARDED);
 
     private final UnifiedJedis jedis;
@@ -149,20 +150,21 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
     public Acquisition tryAcquire(RedisHold hold, Duration lease, Duration wait, Runnable wakeUp) {
         long attempt = attempts.incrementAndGet();
         hold.attempt = attempt;
-        return acquire(hold, attempt, lease);
+        return acquire(hold, attempt, lease, wakeUp != null);
     }
 
     @Override
     public Acquisition tryAcquire(RedisNodeStore.Attempt attempt, Duration lease) {
-        return acquire(holdOf(attempt), callerAttempt(attempt), lease);
+        return acquire(holdOf(attempt), callerAttempt(attempt), lease, false);
     }
 
-    /** Makes one attempt. */
-    private Acquisition acquire(RedisHold hold, long attempt, Duration lease) {
+    /** Makes one attempt; a busy answer claims the next turn if {@code claim}. */
+    private Acquisition acquire(RedisHold hold, long attempt, Duration lease, boolean claim) {
         Reply<Object> reply;
         try {
             reply = eval("acquire", hold.name, RedisScripts.ACQUIRE, hold.lock, hold.acquireKeys,
-                    List.of(hold.ownerArg, leaseArg(lease), number(attempt)));
+                    claim ? List.of(hold.ownerArg, leaseArg(lease), number(attempt), CLAIM_ARG)
+                            : List.of(hold.ownerArg, leaseArg(lease), number(attempt)));
         } catch (Failed e) {
             cancelIfRun(e, hold, attempt, lease);
             throw e;
@@ -208,6 +210,10 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
     }
 
     private Acquisition acquired(Object reply) {
+        if (reply instanceof List<?> claimed && claimed.size() == 1) {
+            long left = asLong(claimed.get(0), "acquire");
+            return Acquisition.claimed(left > 0 ? Duration.ofMillis(left) : null);
+        }
         long answer = asLong(reply, "acquire");
         if (answer > 0) {
             return Acquisition.acquired(answer);
@@ -228,6 +234,19 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
         RedisHold hold = holdOf(attempt);
         return released(eval("release", hold.name, RedisScripts.RELEASE, hold.lock, hold.releaseKeys,
                 withChannel(hold, hold.ownerArg, number(attempt.id()))));
+    }
+
+    /**
+     * A run that stopped waiting gives up its claim to the next turn, if it made one: the release script does that
+     * for an attempt that holds nothing.
+     */
+    @Override
+    public void abandon(RedisHold hold) {
+        long attempt = hold.attempt;
+        if (attempt != 0) {
+            eval("abandon", hold.name, RedisScripts.RELEASE, hold.lock, hold.releaseKeys,
+                    withChannel(hold, hold.ownerArg, number(attempt)));
+        }
     }
 
     private boolean released(Reply<Object> reply) {

@@ -1,5 +1,6 @@
 package io.locksmith.redis.internal;
 
+import io.locksmith.spi.LockStore;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -39,10 +40,15 @@ import java.util.HexFormat;
  *       remaining lease, which bounds how long a waiter that misses the release message waits. The usual case,
  *       neither a hold nor a cancelled attempt of the lock, is told by one {@code EXISTS} of both keys, so that
  *       it costs four commands inside the script: each command a script calls adds to the server's time per
- *       round trip.</li>
+ *       round trip. A waiter's attempt may claim the next turn (a hash of the claimant and the fencing counter at
+ *       the time, expiring with the claimant's lease, refreshed by each of its attempts): once
+ *       {@link LockStore#GRANTS_PAST_A_CLAIM} more tokens have been issued, a free lock goes to the claimant
+ *       alone, and its grant deletes the claim. The claim key joins the first {@code EXISTS}, so the usual
+ *       case still costs one command to tell.</li>
  *   <li>{@link #RELEASE}: deletes the hash only if it holds this owner's attempt, then publishes a wake-up.
  *       Retried after a lost answer, it finds the attempt gone and changes nothing, so it can never free a hold
- *       that another owner, or a later attempt of the same owner, took meanwhile.</li>
+ *       that another owner, or a later attempt of the same owner, took meanwhile. A run that holds nothing
+ *       (abandoned, or its attempt failed) gives up its claim the same way.</li>
  *   <li>{@link #RENEW}: extends each hash of the batch that still holds the attempt of the owner given for it
  *       (each name has its own owner id) and names those that do not (expired, deleted, or flushed): one server
  *       call for the whole batch.</li>
@@ -68,14 +74,21 @@ public final class RedisScripts {
     /** The last argument that makes a script publish its wake-up with {@code SPUBLISH}. */
     public static final String SHARDED = "sharded";
 
+    /** The argument that lets {@link #ACQUIRE} claim the next turn for a waiter it answers busy. */
+    public static final String CLAIM = "claim";
+
     /**
-     * KEYS[1] lock hash, KEYS[2] fencing counter, KEYS[3] cancelled attempts; ARGV[1] owner, ARGV[2] lease in ms,
-     * ARGV[3] attempt id (a decimal number, greater than the owner's earlier attempts). Returns the new fencing
-     * token (&gt; 0), or this attempt's token if it holds the lock already; or when busy the negated remaining
-     * lease in ms (&lt; 0), or 0 if that is unknown (the holder's hash has no expiry) or the attempt was cancelled.
+     * KEYS[1] lock hash, KEYS[2] fencing counter, KEYS[3] cancelled attempts, KEYS[4] claim to the next turn;
+     * ARGV[1] owner, ARGV[2] lease in ms, ARGV[3] attempt id (a decimal number, greater than the owner's earlier
+     * attempts), ARGV[4] {@link #CLAIM} if a busy answer should claim the next turn, or absent. Returns the new
+     * fencing token (&gt; 0), or this attempt's token if it holds the lock already; when busy, the negated
+     * remaining lease in ms (&lt; 0), or 0 if that is unknown (the holder's hash has no expiry) or the attempt was
+     * cancelled; when busy and the owner holds the claim, a one-element array of the remaining lease in ms (0 if
+     * unknown).
      */
     public static final Script ACQUIRE = new Script("acquire", """
-            local free = redis.call('exists', KEYS[1], KEYS[3]) == 0
+            local free = redis.call('exists', KEYS[1], KEYS[3], KEYS[4]) == 0
+            local refused = false
             if not free then
               if redis.call('sismember', KEYS[3], ARGV[1] .. ':' .. ARGV[3]) == 1 then
                 return 0
@@ -87,6 +100,16 @@ public final class RedisScripts {
               end
               free = redis.call('exists', KEYS[1]) == 0
                 or (held and (tonumber(held) or math.huge) < tonumber(ARGV[3]))
+              if free then
+                local claimant = redis.call('hget', KEYS[4], 'owner')
+                if claimant == ARGV[1] then
+                  redis.call('del', KEYS[4])
+                elseif claimant and tonumber(redis.call('get', KEYS[2]) or '0')
+                    - tonumber(redis.call('hget', KEYS[4], 'at')) >= $GRANTS then
+                  free = false
+                  refused = true
+                end
+              end
             end
             if free then
               local token = redis.call('incr', KEYS[2])
@@ -94,20 +117,36 @@ public final class RedisScripts {
               redis.call('pexpire', KEYS[1], ARGV[2])
               return token
             end
-            local ttl = redis.call('pttl', KEYS[1])
+            local ttl = redis.call('pttl', refused and KEYS[4] or KEYS[1])
+            if ARGV[4] == 'claim' then
+              local claimant = redis.call('hget', KEYS[4], 'owner')
+              if not claimant then
+                redis.call('hset', KEYS[4], 'owner', ARGV[1], 'at', redis.call('get', KEYS[2]) or '0')
+                claimant = ARGV[1]
+              end
+              if claimant == ARGV[1] then
+                redis.call('pexpire', KEYS[4], ARGV[2])
+                return {math.max(ttl, 0)}
+              end
+            end
             if ttl < 0 then
               return 0
             end
             return -math.max(ttl, 1)
-            """);
+            """.replace("$GRANTS", Integer.toString(LockStore.GRANTS_PAST_A_CLAIM)));
 
     /**
-     * KEYS[1] lock hash; ARGV[1] owner, ARGV[2] attempt id (empty: any attempt of the owner), ARGV[3] wake-up
-     * channel, ARGV[4] {@link #SHARDED} or absent. Returns 1 if released, 0 if that attempt did not hold the lock.
+     * KEYS[1] lock hash, KEYS[2] claim to the next turn; ARGV[1] owner, ARGV[2] attempt id (empty: any attempt of
+     * the owner), ARGV[3] wake-up channel, ARGV[4] {@link #SHARDED} or absent. Returns 1 if released, 0 if that
+     * attempt did not hold the lock; in that case the owner's claim, if it has one, ends (a holder has none: its
+     * grant ended it).
      */
     public static final Script RELEASE = new Script("release", """
             local held = redis.call('hget', KEYS[1], ARGV[1])
             if not held or (ARGV[2] ~= '' and held ~= ARGV[2]) then
+              if KEYS[2] and redis.call('hget', KEYS[2], 'owner') == ARGV[1] then
+                redis.call('del', KEYS[2])
+              end
               return 0
             end
             redis.call('del', KEYS[1])
