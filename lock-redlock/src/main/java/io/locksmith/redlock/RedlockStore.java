@@ -166,13 +166,17 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
         long start = time.nanoTime();
         // named before it is sent: if the round fails with its outcome unknown, the machinery releases this round
         hold.latest = new Round(attempt, null);
+        // a waiter claims the next turn on every node that answers busy; a quorum of claims makes it the next taker
+        boolean claim = wakeUp != null;
         Votes<Acquisition> round = pipelines != null
-                ? pipelined(i -> pipelines[i].sendAcquire(hold.on(i, attempt), lease))
-                : fanOut(null, i -> nodes.get(i).store().tryAcquire(hold.on(i, attempt), lease));
+                ? pipelined(i -> pipelines[i].sendAcquire(hold.on(i, attempt, claim), lease))
+                : fanOut(null, i -> nodes.get(i).store().tryAcquire(hold.on(i, attempt, claim), lease));
         List<Integer> granted = new ArrayList<>();
         long maxToken = 0;
         long minBusy = Long.MAX_VALUE;
         int busy = 0;
+        int claimed = 0;
+        boolean[] answeredBusy = new boolean[nodes.size()];
         for (int i = 0; i < nodes.size(); i++) {
             Acquisition a = round.value(i);
             if (a == null) {
@@ -183,6 +187,10 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
                 maxToken = Math.max(maxToken, a.fencingToken());
             } else {
                 busy++;
+                answeredBusy[i] = true;
+                if (a.isClaimed()) {
+                    claimed++;
+                }
                 if (a.retryAfter().isPresent()) {
                     minBusy = Math.min(minBusy, a.retryAfter().get().toNanos());
                 }
@@ -207,7 +215,8 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
         } else {
             failure = null;
         }
-        releaseEverywhere(hold, attempt, round.futures());
+        // a node that answered busy holds nothing of this round, and keeps the run's claim there
+        releaseExcept(answeredBusy, hold, attempt, round.futures());
         if (granted.size() + busy < quorum) {
             // the outcome is unknown to the machinery, which releases the hold later: it names this round
             throw new LockBackendException(address + " - acquire lock '" + name + "': only " + (granted.size() + busy)
@@ -224,7 +233,8 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
             return Acquisition.backOff(Duration.ofNanos(
                     retryDelayNanos > 0 ? ThreadLocalRandom.current().nextLong(retryDelayNanos) : 0));
         }
-        return minBusy == Long.MAX_VALUE ? Acquisition.busy() : Acquisition.busy(Duration.ofNanos(minBusy));
+        Duration retryAfter = minBusy == Long.MAX_VALUE ? null : Duration.ofNanos(minBusy);
+        return claimed >= quorum ? Acquisition.claimed(retryAfter) : Acquisition.busy(retryAfter);
     }
 
     /** Raises the counters of granting nodes below {@code token}; returns how many granting nodes now hold it. */
@@ -292,10 +302,27 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
      * {@code pending} (null: none) has not answered yet gets the release once it has, and is not waited for.
      */
     private Votes<Boolean> releaseEverywhere(Hold hold, long attempt, CompletableFuture<?>[] pending) {
+        return releaseExcept(new boolean[nodes.size()], hold, attempt, pending);
+    }
+
+    /** Releases round {@code attempt} on every node but those {@code skip} names. */
+    private Votes<Boolean> releaseExcept(boolean[] skip, Hold hold, long attempt, CompletableFuture<?>[] pending) {
         if (pipelines != null && (pending == null || Arrays.stream(pending).allMatch(CompletableFuture::isDone))) {
-            return pipelined(i -> pipelines[i].sendRelease(hold.on(i, attempt)));
+            return pipelined(i -> skip[i] ? deadline -> false : pipelines[i].sendRelease(hold.on(i, attempt)));
         }
-        return fanOut(pending, i -> nodes.get(i).store().release(hold.on(i, attempt)));
+        return fanOut(pending, i -> !skip[i] && nodes.get(i).store().release(hold.on(i, attempt)));
+    }
+
+    /**
+     * A run that stopped waiting ends its claims: releasing its last round does that on every node where it holds
+     * nothing.
+     */
+    @Override
+    public void abandon(Hold hold) {
+        Round last = hold.latest;
+        if (last != null) {
+            releaseEverywhere(hold, last.attempt, last.unanswered);
+        }
     }
 
     /** The machinery ended the hold's validity: released on every node, not left to a minority of keys. */
@@ -488,6 +515,11 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
         /** Round {@code attempt} of this run on node {@code i}. */
         RedisNodeStore.Attempt on(int i, long attempt) {
             return new RedisNodeStore.Attempt(onNode[i], attempt);
+        }
+
+        /** Round {@code attempt} of this run on node {@code i}, claiming the next turn there if {@code claim}. */
+        RedisNodeStore.Attempt on(int i, long attempt, boolean claim) {
+            return new RedisNodeStore.Attempt(onNode[i], attempt, claim);
         }
 
         @Override

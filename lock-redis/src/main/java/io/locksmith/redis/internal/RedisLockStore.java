@@ -155,7 +155,7 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
 
     @Override
     public Acquisition tryAcquire(RedisNodeStore.Attempt attempt, Duration lease) {
-        return acquire(holdOf(attempt), callerAttempt(attempt), lease, false);
+        return acquire(holdOf(attempt), callerAttempt(attempt), lease, attempt.claim());
     }
 
     /** Makes one attempt; a busy answer claims the next turn if {@code claim}. */
@@ -163,13 +163,17 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
         Reply<Object> reply;
         try {
             reply = eval("acquire", hold.name, RedisScripts.ACQUIRE, hold.lock, hold.acquireKeys,
-                    claim ? List.of(hold.ownerArg, leaseArg(lease), number(attempt), CLAIM_ARG)
-                            : List.of(hold.ownerArg, leaseArg(lease), number(attempt)));
+                    acquireArgs(hold, lease, attempt, claim));
         } catch (Failed e) {
             cancelIfRun(e, hold, attempt, lease);
             throw e;
         }
         return acquired(reply.value);
+    }
+
+    private List<byte[]> acquireArgs(RedisHold hold, Duration lease, long attempt, boolean claim) {
+        return claim ? List.of(hold.ownerArg, leaseArg(lease), number(attempt), CLAIM_ARG)
+                : List.of(hold.ownerArg, leaseArg(lease), number(attempt));
     }
 
     /**
@@ -266,7 +270,7 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
         RedisHold hold = holdOf(attempt);
         long id = callerAttempt(attempt);
         Sent sent = new Sent("acquire", hold, RedisScripts.ACQUIRE, hold.acquireKeys,
-                List.of(hold.ownerArg, leaseArg(lease), number(id)));
+                acquireArgs(hold, lease, id, attempt.claim()));
         return deadline -> {
             Reply<Object> reply;
             try {

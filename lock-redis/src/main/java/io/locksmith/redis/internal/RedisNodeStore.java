@@ -99,15 +99,21 @@ public interface RedisNodeStore extends AutoCloseable {
     }
 
     /**
-     * One round of an acquisition run on one server: the run's hold there and a number the caller gives the
-     * round, greater than every earlier round of that run.
+     * One round of an acquisition run on one server: the run's hold there, a number the caller gives the round,
+     * greater than every earlier round of that run, and whether an acquisition answered busy claims the next turn
+     * there (see {@link LockStore#tryAcquire}).
      */
-    record Attempt(Hold hold, long id) {
+    record Attempt(Hold hold, long id, boolean claim) {
         public Attempt {
             Objects.requireNonNull(hold, "hold");
             if (id <= 0) {
                 throw new IllegalArgumentException("attempt ids are positive: " + id);
             }
+        }
+
+        /** A round that claims nothing. */
+        public Attempt(Hold hold, long id) {
+            this(hold, id, false);
         }
     }
 
