@@ -421,7 +421,7 @@ public final class Report {
                 .map(Subjects.BY_STORE::get).toList();
     }
 
-    private static String num(double value) {
+    static String num(double value) {
         if (value >= 100) {
             return String.format(Locale.ROOT, "%,.0f", value);
         }
