@@ -9,6 +9,7 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.time.Instant;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -38,6 +39,11 @@ import redis.clients.jedis.Jedis;
  *
  * <p>{@code --paired A,B,… [ROUNDS [CYCLES]]} instead starts the servers and interleaves the uncontended cycles of the
  * given subjects in this JVM ({@link Paired}; defaults 30 rounds of 1000 cycles), for a machine too busy for JMH.
+ *
+ * <p>{@code --multiprocess SUBJECT[,SUBJECT...]|all [--processes K] [--threads T] [--seconds S] [--hold-ms H]}
+ * instead starts the servers those subjects need and runs, for each subject, K worker JVMs of T threads contending
+ * for one lock for S seconds with a critical section of H ms ({@link MultiProcess}; defaults 4, 2, 15, 1), and
+ * prints one Markdown table row per subject; it exits 1 if any subject failed or let two holders overlap.
  */
 public final class BenchMain {
 
@@ -52,6 +58,13 @@ public final class BenchMain {
                         args.length > 3 ? Integer.parseInt(args[3]) : 1000));
             }
             System.exit(0);
+            return;
+        }
+        if (args.length > 0 && args[0].equals("--multiprocess")) {
+            int status = MultiProcess.main(Arrays.copyOfRange(args, 1, args.length));
+            System.out.flush();
+            // the in-JVM ZooKeeper's and clients' non-daemon threads must not keep the run alive
+            System.exit(status);
             return;
         }
         Settings settings;

@@ -232,10 +232,13 @@ public final class Report {
                 + " JMH profiler to a run (`gc`, or `jfr` for a flight recording per benchmark); `--paired A,B,…"
                 + " [ROUNDS [CYCLES]]` interleaves the uncontended cycles of some subjects in one JVM instead, for"
                 + " a machine too busy for one subject after the other, and reports the CPU each subject's cycles"
-                + " used (the client JVM's and the `redis-server` processes').\n\nThe smoke form, one"
+                + " used (the client JVM's and the `redis-server` processes'); `--multiprocess SUBJECT[,…]` runs"
+                + " several worker JVMs on one lock instead and prints a table of its own (see [Several processes"
+                + " on one lock](#several-processes-on-one-lock)).\n\nThe smoke form, one"
                 + " 100 ms iteration of every benchmark without forking plus a small renewal run, runs in"
                 + " `mvn verify` (`BenchmarkSmokeTest`, about 50 s) and fails the build if a benchmark throws; it"
-                + " asserts nothing about speed.\n");
+                + " asserts nothing about speed; `MultiProcessSmokeTest` runs the multi-process form there with"
+                + " 2 processes × 2 threads for 2 s on Redis.\n");
         return md.toString();
     }
 
@@ -421,7 +424,7 @@ public final class Report {
                 .map(Subjects.BY_STORE::get).toList();
     }
 
-    private static String num(double value) {
+    static String num(double value) {
         if (value >= 100) {
             return String.format(Locale.ROOT, "%,.0f", value);
         }

@@ -4,14 +4,16 @@ import io.locksmith.tests.servers.DatabaseServer;
 import io.locksmith.tests.servers.RedisServer;
 import io.locksmith.tests.servers.ZooKeeperServer;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
 
 /**
- * The servers of one benchmark run, started once by the lock-tests fixtures and handed to every JMH fork as
- * {@code -Dbench.*} system properties, so every subject of the run talks to the very same servers.
+ * The servers of one benchmark run, started once by the lock-tests fixtures and handed to every JMH fork and every
+ * {@link MultiProcess} worker as {@code -Dbench.*} system properties, so every subject of the run talks to the very
+ * same servers.
  */
 final class Servers implements AutoCloseable {
 
@@ -25,27 +27,48 @@ final class Servers implements AutoCloseable {
     private final Map<String, String> properties = new LinkedHashMap<>();
     private final Map<String, String> descriptions = new LinkedHashMap<>();
 
+    /** The stores a subject's name starts with ({@code redis-locksmith} is a {@code redis} subject). */
+    static final List<String> STORES = List.of("redis", "redlock", "zookeeper", "mariadb", "postgres");
+
     /** Starts (or finds) every server; a server that cannot be had fails the run, saying what to install. */
     static Servers start() {
+        return start(STORES);
+    }
+
+    /**
+     * Starts (or finds) the servers of the given {@link #STORES} only, for a run whose subjects need no others;
+     * {@code local} needs none.
+     */
+    static Servers start(Collection<String> stores) {
         Servers servers = new Servers();
         try {
-            RedisServer redis = servers.own(RedisServer.start());
-            servers.properties.put(REDIS, redis.host() + ":" + redis.port());
-            servers.descriptions.put("Redis", redis.toString());
-            List<RedisServer> masters = RedisServer.startIndependent(5);
-            masters.forEach(servers::own);
-            servers.properties.put(REDLOCK, masters.stream().map(m -> m.host() + ":" + m.port())
-                    .collect(Collectors.joining(",")));
-            servers.descriptions.put("Redlock masters", masters.size() + " × " + masters.get(0));
-            ZooKeeperServer zookeeper = servers.own(ZooKeeperServer.start());
-            servers.properties.put(ZOOKEEPER, zookeeper.connectString());
-            servers.descriptions.put("ZooKeeper", zookeeper.toString());
-            DatabaseServer mariadb = servers.own(DatabaseServer.startMariaDb());
-            servers.putDatabase(MARIADB, mariadb);
-            servers.descriptions.put("MariaDB", mariadb.toString());
-            DatabaseServer postgres = servers.own(DatabaseServer.startPostgres());
-            servers.putDatabase(POSTGRES, postgres);
-            servers.descriptions.put("PostgreSQL", postgres.toString());
+            if (stores.contains("redis")) {
+                RedisServer redis = servers.own(RedisServer.start());
+                servers.properties.put(REDIS, redis.host() + ":" + redis.port());
+                servers.descriptions.put("Redis", redis.toString());
+            }
+            if (stores.contains("redlock")) {
+                List<RedisServer> masters = RedisServer.startIndependent(5);
+                masters.forEach(servers::own);
+                servers.properties.put(REDLOCK, masters.stream().map(m -> m.host() + ":" + m.port())
+                        .collect(Collectors.joining(",")));
+                servers.descriptions.put("Redlock masters", masters.size() + " × " + masters.get(0));
+            }
+            if (stores.contains("zookeeper")) {
+                ZooKeeperServer zookeeper = servers.own(ZooKeeperServer.start());
+                servers.properties.put(ZOOKEEPER, zookeeper.connectString());
+                servers.descriptions.put("ZooKeeper", zookeeper.toString());
+            }
+            if (stores.contains("mariadb")) {
+                DatabaseServer mariadb = servers.own(DatabaseServer.startMariaDb());
+                servers.putDatabase(MARIADB, mariadb);
+                servers.descriptions.put("MariaDB", mariadb.toString());
+            }
+            if (stores.contains("postgres")) {
+                DatabaseServer postgres = servers.own(DatabaseServer.startPostgres());
+                servers.putDatabase(POSTGRES, postgres);
+                servers.descriptions.put("PostgreSQL", postgres.toString());
+            }
             servers.properties.forEach(System::setProperty);
             return servers;
         } catch (RuntimeException e) {

@@ -58,7 +58,8 @@ import redis.clients.jedis.util.SafeEncoder;
 /**
  * The subjects under test, by the name used as the JMH {@code subject} parameter: {@code <store>-<library>}, where
  * the library is {@code locksmith} ({@code locksmith-observed}, for {@code --paired} runs only: with
- * lock-micrometer's meters and observations set), a peer ({@code redisson}, {@code curator}, {@code spring}, {@code shedlock}) or
+ * lock-micrometer's meters and observations set; {@code locksmith-session}, JDBC in session mode, for
+ * {@code --multiprocess} runs only), a peer ({@code redisson}, {@code curator}, {@code spring}, {@code shedlock}) or
  * {@code floor} (the bare client doing the minimum round trips the protocol needs).
  */
 final class Subjects {
@@ -90,6 +91,8 @@ final class Subjects {
             case "zookeeper-locksmith" -> locksmith("zookeeper://" + Servers.get(Servers.ZOOKEEPER) + "/bench");
             case "mariadb-locksmith" -> locksmith(jdbcUri(Servers.MARIADB));
             case "postgres-locksmith" -> locksmith(jdbcUri(Servers.POSTGRES));
+            case "mariadb-locksmith-session" -> locksmith(jdbcUri(Servers.MARIADB) + "&locksmith.mode=session");
+            case "postgres-locksmith-session" -> locksmith(jdbcUri(Servers.POSTGRES) + "&locksmith.mode=session");
             case "redis-redisson" -> redisson(Servers.get(Servers.REDIS), false);
             case "redis-redisson-fenced" -> redisson(Servers.get(Servers.REDIS), true);
             case "redis-spring-pubsub" -> springRedis(RedisLockRegistry.RedisLockType.PUB_SUB_LOCK);

@@ -29,8 +29,9 @@ import picocli.CommandLine.Model.CommandSpec;
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
         description = {"Stock deduction: P service instances with W workers each sell a shared stock of N items.",
-                "Prints items sold, oversold (0 with the lock), throughput, lock-acquire latency and each "
-                        + "instance's share. --no-lock shows the overselling the lock prevents."})
+                "Prints items sold, oversold (0 with the lock), throughput, lock-acquire latency, each "
+                        + "instance's share and Jain's fairness index over the instances. --no-lock shows the "
+                        + "overselling the lock prevents."})
 final class DemoCommand implements Callable<Integer> {
 
     @Mixin
@@ -147,11 +148,24 @@ final class DemoCommand implements Callable<Integer> {
                     total == 0 ? 0.0 : 100.0 * sold[i] / total));
         }
         out.printf("per instance     %s%n", share);
+        out.printf(Locale.ROOT, "fairness         Jain's index over instances %.3f (1 = equal shares, 1/%d = one"
+                + " instance sold all)%n", jain(sold), instances);
         if (!noLock && oversold > 0) {
             out.printf("FAILED: the lock let %d items be oversold%n", oversold);
             return 1;
         }
         return 0;
+    }
+
+    /** Jain's fairness index of the shares: (Σx)² / (n·Σx²); 0 when nothing was sold. */
+    private static double jain(int[] shares) {
+        double sum = 0;
+        double squares = 0;
+        for (int x : shares) {
+            sum += x;
+            squares += (double) x * x;
+        }
+        return squares == 0 ? 0 : sum * sum / (shares.length * squares);
     }
 
     private static long percentile(long[] sorted, int p) {

@@ -1,6 +1,7 @@
 package io.locksmith.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.offset;
 
 import io.locksmith.DistributedLock;
 import io.locksmith.LockOptions;
@@ -38,6 +39,30 @@ class LocksmithCommandTest {
         assertThat(field(output, "oversold")).isZero();
         assertThat(field(output, "stock left")).isZero();
         assertThat(output).contains("acquire latency  p50").contains("per instance     #0 ");
+        assertThat(jainPrinted(output)).isCloseTo(jainOfShares(output), offset(0.001))
+                .isBetween(1.0 / 3, 1.0);
+    }
+
+    /** The index the demo printed. */
+    private static double jainPrinted(String output) {
+        Matcher m = Pattern.compile("(?m)^fairness\\s+Jain's index over instances (\\d\\.\\d{3}) ").matcher(output);
+        assertThat(m.find()).as("the fairness line in%n%s", output).isTrue();
+        return Double.parseDouble(m.group(1));
+    }
+
+    /** Jain's index recomputed from the per-instance counts the demo printed. */
+    private static double jainOfShares(String output) {
+        Matcher m = Pattern.compile("#\\d+ (\\d+) \\(").matcher(output.substring(output.indexOf("per instance")));
+        double sum = 0;
+        double squares = 0;
+        int n = 0;
+        while (m.find()) {
+            double x = Double.parseDouble(m.group(1));
+            sum += x;
+            squares += x * x;
+            n++;
+        }
+        return sum * sum / (n * squares);
     }
 
     @Test
