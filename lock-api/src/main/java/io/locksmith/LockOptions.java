@@ -28,8 +28,11 @@ public final class LockOptions {
     public static final Duration DEFAULT_OPERATION_TIMEOUT = Duration.ofSeconds(5);
     /** Default first retry delay of polling backends: 10 ms. */
     public static final Duration DEFAULT_MIN_BACKOFF = Duration.ofMillis(10);
-    /** Default longest retry delay of polling backends: 1 second. */
-    public static final Duration DEFAULT_MAX_BACKOFF = Duration.ofSeconds(1);
+    /**
+     * Default longest retry delay of polling backends: 100 ms. A waiter that polls (JDBC lease mode) competes for
+     * the next turn with waiters of other processes; a ceiling of a second made it lose every race for it.
+     */
+    public static final Duration DEFAULT_MAX_BACKOFF = Duration.ofMillis(100);
 
     private static final Pattern NAMESPACE = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,63}");
     private static final LockOptions DEFAULTS = builder().build();
@@ -204,7 +207,7 @@ public final class LockOptions {
 
         /**
          * The delays between attempts of polling backends: exponential from {@code min} to {@code max}, with
-         * jitter. Both positive, {@code min <= max}; default 10 ms to 1 s.
+         * jitter. Both positive, {@code min <= max}; default 10 ms to 100 ms.
          */
         public Builder retryBackoff(Duration min, Duration max) {
             this.minBackoff = Objects.requireNonNull(min, "min backoff");
