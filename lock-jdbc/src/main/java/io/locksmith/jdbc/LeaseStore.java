@@ -37,6 +37,15 @@ import java.util.Set;
  * … WHERE lock_key IN (…) AND ((lock_key = ? AND owner = ?) OR …)}: each row only for the owner id of its hold (the
  * IN list lets every database find the rows by their key), and reads back which rows it extended only when the
  * count falls short.
+ *
+ * <p><b>Turns across providers.</b> A provider hands a lock from thread to thread through its local gate, and
+ * the other processes' waiters, which poll, would rarely find the row free. So the row keeps one claim to the next
+ * turn ({@code claimant}, {@code claim_token}, {@code claim_until}): an attempt that finds the lock busy and will
+ * wait claims it with a second statement (see {@link Dialect#claimUpdate}), and the compare-and-set itself refuses
+ * others once {@value LockStore#GRANTS_PAST_A_CLAIM} grants have passed the claim (see
+ * {@link Dialect#acquireUpdate}); an uncontended acquisition is still the one statement. A claim lives for the
+ * claimant's lease from its last attempt, all on the database clock, and ends with the claimant's grant, its
+ * release or its abandon. Old tables get the columns at the first use (see {@link LockTable}).
  */
 final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
 
@@ -73,16 +82,19 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
                 throw e;
             }
             long token = table.compareAndSet(connection, hold.key, hold.owner, lease);
-            if (token < 0) {
-                if (table.insertIfAbsent(connection, hold.key, namespace, hold.name) == 0) {
-                    return Acquisition.busy();
-                }
+            if (token < 0 && table.insertIfAbsent(connection, hold.key, namespace, hold.name) > 0) {
+                // a new row is free, unless another client took it first
                 token = table.compareAndSet(connection, hold.key, hold.owner, lease);
-                if (token < 0) {
-                    return Acquisition.busy(); // another client took the new row first
-                }
             }
-            return Acquisition.acquired(token);
+            if (token >= 0) {
+                return Acquisition.acquired(token);
+            }
+            if (wakeUp == null) {
+                return Acquisition.busy(); // the caller does not wait, so it claims no turn
+            }
+            hold.mayHaveClaimed = true; // before the statement: one whose answer is lost may still have claimed
+            LockTable.Claim claim = table.claim(connection, hold.key, hold.owner, lease);
+            return claim.held() ? Acquisition.claimed(claim.retryAfter()) : Acquisition.busy(claim.retryAfter());
         } catch (SQLException | RuntimeException e) {
             table.restoreSwallowedInterrupt(connection, e, start);
             throw table.failure("acquiring '" + hold.name + "'", start, e);
@@ -93,20 +105,32 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
         }
     }
 
+    /**
+     * Frees the row if the hold's lease has not ended (an expired hold was no longer guaranteed, and the caller
+     * must hear so). A run that holds has no claim, since its grant ended it; one that does not hold may still
+     * have one (a run whose attempt failed after it had claimed is released in the background), which a second
+     * statement ends, for runs that ever claimed only.
+     */
     @Override
     public boolean release(LeaseHold hold) {
         return table.call("releasing '" + hold.name + "'", connection -> {
-            Dialect dialect = table.dialect();
-            // An expired hold is not released: it was no longer guaranteed, and the caller must hear so.
-            try (PreparedStatement update = connection.prepareStatement("UPDATE " + table.name()
-                    + " SET owner = NULL, expires_at = " + dialect.now() + " WHERE lock_key = ? AND owner = ?"
-                    + " AND expires_at > " + dialect.now())) {
-                update.setQueryTimeout(table.queryTimeoutSeconds());
-                update.setBytes(1, hold.key);
-                update.setString(2, hold.owner);
-                return update.executeUpdate() > 0;
+            boolean released = table.release(connection, hold.key, hold.owner);
+            if (!released && hold.mayHaveClaimed) {
+                table.dropClaim(connection, hold.key, hold.owner);
             }
+            return released;
         });
+    }
+
+    /** Ends the claim of a run that stopped waiting, if it ever claimed. */
+    @Override
+    public void abandon(LeaseHold hold) {
+        if (hold.mayHaveClaimed) {
+            table.call("dropping the claim on '" + hold.name + "'", connection -> {
+                table.dropClaim(connection, hold.key, hold.owner);
+                return null;
+            });
+        }
     }
 
     @Override
@@ -238,11 +262,16 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
         table.close();
     }
 
-    /** One acquisition run: the name (for messages), its key, computed once per run, and the run's owner id. */
+    /**
+     * One acquisition run: the name (for messages), its key, computed once per run, the run's owner id, and
+     * whether it may have claimed a turn.
+     */
     static final class LeaseHold {
         final String name;
         final byte[] key;
         final String owner;
+        /** Set before the run's first claim statement, so release and abandon end a claim only if there may be one. */
+        volatile boolean mayHaveClaimed;
 
         LeaseHold(String name, byte[] key, String owner) {
             this.name = name;
