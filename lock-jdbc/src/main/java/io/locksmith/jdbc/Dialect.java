@@ -160,9 +160,10 @@ abstract class Dialect {
      * <p>A free row is refused too while another run's live claim (see {@link #claimUpdate}) has seen
      * {@value LockStore#GRANTS_PAST_A_CLAIM} grants: the row's token grows by one with every grant, so the grants
      * since the claim are {@code token - claim_token}. The claimant's own grant ends its claim, and so does any
-     * grant after the claim lapsed. Only {@code claimant} is cleared: {@code claim_token} and {@code claim_until}
-     * count only beside a claimant, and leaving them alone keeps the SET list free of assignments that read each
-     * other, which MySQL evaluates left to right and the others all at once.
+     * grant after the claim lapsed. Only {@code claimant} is cleared: {@code claim_token} counts only beside a
+     * claimant, {@code claim_until} then still tells that a claim lived lately (see
+     * {@link PostgreSqlDialect#releaseSql}), and leaving both alone keeps the SET list free of assignments that
+     * read each other, which MySQL evaluates left to right and the others all at once.
      */
     final String acquireUpdate(String table, String tokenExpression) {
         return "UPDATE " + table + " SET owner = ?, token = " + tokenExpression + ", acquired_at = " + now()
@@ -209,9 +210,31 @@ abstract class Dialect {
                 + " AND expires_at > " + now();
     }
 
-    /** The statement that ends a run's claim; binds key, owner. */
+    /**
+     * The release statement, binding as {@link #releaseUpdate}: the update itself, decided by its count, or, where
+     * {@link #notifiesReleases}, a query with one row if it released, which also wakes the row's waiters, binding
+     * the channel last.
+     */
+    String releaseSql(String table) {
+        return releaseUpdate(table);
+    }
+
+    /** The statement that ends a run's claim; binds key, owner (and the channel, where it notifies). */
     final String dropClaimUpdate(String table) {
         return "UPDATE " + table + " SET claimant = NULL WHERE lock_key = ? AND claimant = ?";
+    }
+
+    /** The statement {@link #dropClaimUpdate}, or where {@link #notifiesReleases} a query that also notifies. */
+    String dropClaimSql(String table) {
+        return dropClaimUpdate(table);
+    }
+
+    /**
+     * Whether the release statements notify the row's waiters through the database ({@link #releaseSql},
+     * {@link #dropClaimSql}), on the channel {@link LeaseStore} listens on.
+     */
+    boolean notifiesReleases() {
+        return false;
     }
 
     /**

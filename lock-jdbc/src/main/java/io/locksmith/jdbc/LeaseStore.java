@@ -16,6 +16,7 @@ import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Lease mode: one row per lock name with owner, expiry and fencing token; every operation is one short
@@ -46,15 +47,40 @@ import java.util.Set;
  * {@link Dialect#acquireUpdate}); an uncontended acquisition is still the one statement. A claim lives for the
  * claimant's lease from its last attempt, all on the database clock, and ends with the claimant's grant, its
  * release or its abandon. Old tables get the columns at the first use (see {@link LockTable}).
+ *
+ * <p><b>Wake-ups.</b> On PostgreSQL a release that has waiters notifies them in the same statement, and the
+ * store's {@link ReleaseListener} runs the subscribed callbacks; a busy answer carries the holder's lease left,
+ * so that a waiter looks again when the lease ends even though expiry and forced releases notify nobody. The
+ * other databases cannot push: waiters poll with the provider's backoff.
  */
 final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
 
+    /** The longest PostgreSQL channel name (NAMEDATALEN - 1). */
+    private static final int MAX_CHANNEL_LENGTH = 63;
+
     private final LockTable table;
     private final String namespace;
+    /** The PostgreSQL channel of this namespace's releases; see {@link #channel}. */
+    private final String channel;
+    /** Guards {@link #listener} and {@link #closed}. */
+    private final ReentrantLock listenerLock = new ReentrantLock();
+    private ReleaseListener listener;
+    private boolean closed;
 
     LeaseStore(LockTable table, String namespace) {
         this.table = table;
         this.namespace = namespace;
+        this.channel = channel(namespace);
+    }
+
+    /**
+     * The channel releases in {@code namespace} are notified on: one per namespace, named after it and cut to the
+     * longest channel name. Every notification carries its row's key, so two namespaces that share a channel after
+     * the cut only wake each other's waiters for nothing.
+     */
+    static String channel(String namespace) {
+        String channel = "locksmith." + namespace;
+        return channel.length() <= MAX_CHANNEL_LENGTH ? channel : channel.substring(0, MAX_CHANNEL_LENGTH);
     }
 
     @Override
@@ -114,9 +140,9 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
     @Override
     public boolean release(LeaseHold hold) {
         return table.call("releasing '" + hold.name + "'", connection -> {
-            boolean released = table.release(connection, hold.key, hold.owner);
+            boolean released = table.release(connection, hold.key, hold.owner, channel);
             if (!released && hold.mayHaveClaimed) {
-                table.dropClaim(connection, hold.key, hold.owner);
+                table.dropClaim(connection, hold.key, hold.owner, channel);
             }
             return released;
         });
@@ -127,7 +153,7 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
     public void abandon(LeaseHold hold) {
         if (hold.mayHaveClaimed) {
             table.call("dropping the claim on '" + hold.name + "'", connection -> {
-                table.dropClaim(connection, hold.key, hold.owner);
+                table.dropClaim(connection, hold.key, hold.owner, channel);
                 return null;
             });
         }
@@ -257,8 +283,53 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
         });
     }
 
+    /**
+     * On PostgreSQL, subscribes to the notifications of the row's releases (see {@link ReleaseListener}); the
+     * first subscription starts the listener. Elsewhere null: the waiter polls.
+     */
+    @Override
+    public Subscription subscribe(String name, Runnable onRelease) {
+        Dialect dialect = table.dialect();
+        if (dialect == null || !dialect.notifiesReleases()) {
+            return null;
+        }
+        listenerLock.lock();
+        try {
+            if (closed) {
+                return null;
+            }
+            if (listener == null) {
+                listener = ReleaseListener.start(table, channel);
+            }
+            return listener.subscribe(HexFormat.of().formatHex(LockTable.key(namespace, name)), onRelease);
+        } finally {
+            listenerLock.unlock();
+        }
+    }
+
+    /** The listener, once some waiter subscribed; for tests. */
+    ReleaseListener listener() {
+        listenerLock.lock();
+        try {
+            return listener;
+        } finally {
+            listenerLock.unlock();
+        }
+    }
+
     @Override
     public void close() {
+        ReleaseListener running;
+        listenerLock.lock();
+        try {
+            closed = true;
+            running = listener;
+        } finally {
+            listenerLock.unlock();
+        }
+        if (running != null) {
+            running.close(); // gives its connection back before the pool closes
+        }
         table.close();
     }
 

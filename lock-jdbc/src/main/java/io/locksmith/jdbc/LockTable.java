@@ -258,8 +258,8 @@ final class LockTable {
             }
             checkReadOnly = connection.isReadOnly();
             checkIsolation = connection.getTransactionIsolation() != detected.isolation();
-            leaseSql = new LeaseSql(detected.acquireSql(table), detected.claimSql(table),
-                    detected.releaseUpdate(table), detected.dropClaimUpdate(table));
+            leaseSql = new LeaseSql(detected.acquireSql(table), detected.claimSql(table), detected.releaseSql(table),
+                    detected.dropClaimSql(table));
             dialect = detected;
             return detected;
         } finally {
@@ -547,27 +547,38 @@ final class LockTable {
     }
 
     /**
-     * Frees the row of {@code key} if {@code owner} holds it and its lease has not ended, in autocommit.
+     * Frees the row of {@code key} if {@code owner} holds it and its lease has not ended, in autocommit; where the
+     * dialect notifies releases, on {@code channel}.
      *
      * @return whether it released
      */
-    boolean release(Connection connection, byte[] key, String owner) throws SQLException {
-        return runLeaseStatement(connection, leaseSql.release(), key, owner);
+    boolean release(Connection connection, byte[] key, String owner, String channel) throws SQLException {
+        return runLeaseStatement(connection, leaseSql.release(), key, owner, channel);
     }
 
-    /** Ends the claim of {@code owner} on the row of {@code key}, if it has one, in autocommit. */
-    void dropClaim(Connection connection, byte[] key, String owner) throws SQLException {
-        runLeaseStatement(connection, leaseSql.dropClaim(), key, owner);
+    /**
+     * Ends the claim of {@code owner} on the row of {@code key}, if it has one, in autocommit; where the dialect
+     * notifies releases, on {@code channel}.
+     */
+    void dropClaim(Connection connection, byte[] key, String owner, String channel) throws SQLException {
+        runLeaseStatement(connection, leaseSql.dropClaim(), key, owner, channel);
     }
 
-    /** Runs a statement binding key, owner; whether it changed a row. */
-    private boolean runLeaseStatement(Connection connection, String sql, byte[] key, String owner)
+    /** Runs a statement binding key, owner (and the channel where it notifies); whether it changed a row. */
+    private boolean runLeaseStatement(Connection connection, String sql, byte[] key, String owner, String channel)
             throws SQLException {
+        Dialect d = dialect;
         try (PreparedStatement statement = connection.prepareStatement(sql)) {
             statement.setQueryTimeout(queryTimeoutSeconds);
             statement.setBytes(1, key);
             statement.setString(2, owner);
-            return statement.executeUpdate() > 0;
+            if (!d.notifiesReleases()) {
+                return statement.executeUpdate() > 0;
+            }
+            statement.setString(3, channel);
+            try (ResultSet row = statement.executeQuery()) {
+                return row.next();
+            }
         }
     }
 

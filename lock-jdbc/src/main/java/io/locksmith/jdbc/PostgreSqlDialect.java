@@ -49,11 +49,12 @@ final class PostgreSqlDialect extends Dialect {
     }
 
     /**
-     * The claim, and in the same statement when the waiter should look again at the latest: the holder's lease
-     * left; or, where the row is free but refused to this run because another run's claim has had its turns, that
-     * claim's life left, since the claimant should take the lock within it; or 0 where the row is free otherwise
-     * (released since the compare-and-set), to look again at once. The outer query reads the row as it was before
-     * the claim.
+     * The claim, and in the same statement how long the waiter may trust notifications alone, which do not come
+     * for everything: a lease that ends or a forced release notifies nobody, nor does a claimant's grant. So the
+     * answer tells the holder's lease left; or, where the row is free but refused to this run because another
+     * run's claim has had its turns, that claim's life left, since the claimant should take the lock within it;
+     * or 0 where the row is free otherwise (released since the compare-and-set), to look again at once. The
+     * outer query reads the row as it was before the claim.
      */
     @Override
     String claimSql(String table) {
@@ -66,6 +67,36 @@ final class PostgreSqlDialect extends Dialect {
 
     @Override
     boolean claimTellsLeaseLeft() {
+        return true;
+    }
+
+    /**
+     * The release, which notifies the row's waiters in the same statement when a claim lives or lived within its
+     * lease. Every waiter of another provider claims, or was answered busy while a claim lived; a claim ends at
+     * its claimant's grant, but its {@code claim_until} stays, so that the claimant's own release still wakes the
+     * waiters that were answered busy beside it. A release with no claim in sight has nobody to wake: the
+     * uncontended release never calls pg_notify, whose commit takes a database-wide lock that serializes every
+     * notifying transaction.
+     */
+    @Override
+    String releaseSql(String table) {
+        return "WITH released AS (" + releaseUpdate(table) + " RETURNING lock_key, claimant IS NOT NULL OR"
+                + " claim_until > now() AS waited) SELECT CASE WHEN waited THEN pg_notify(?, encode(lock_key,"
+                + " 'hex')) END FROM released";
+    }
+
+    /**
+     * Ending a claim wakes the row's waiters, one of which claims in its place: the lock may be free and refused
+     * to them only for the claim that just ended.
+     */
+    @Override
+    String dropClaimSql(String table) {
+        return "WITH dropped AS (" + dropClaimUpdate(table) + " RETURNING lock_key) SELECT pg_notify(?,"
+                + " encode(lock_key, 'hex')) FROM dropped";
+    }
+
+    @Override
+    boolean notifiesReleases() {
         return true;
     }
 
