@@ -108,7 +108,8 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
                 throw e;
             }
             long token = table.compareAndSet(connection, hold.key, hold.owner, lease);
-            if (token < 0 && table.insertIfAbsent(connection, hold.key, namespace, hold.name) > 0) {
+            // a run whose last attempt claimed found the row then, and rows in use are never deleted
+            if (token < 0 && !hold.claimHeld && table.insertIfAbsent(connection, hold.key, namespace, hold.name) > 0) {
                 // a new row is free, unless another client took it first
                 token = table.compareAndSet(connection, hold.key, hold.owner, lease);
             }
@@ -119,7 +120,9 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
                 return Acquisition.busy(); // the caller does not wait, so it claims no turn
             }
             hold.mayHaveClaimed = true; // before the statement: one whose answer is lost may still have claimed
+            hold.claimHeld = false;
             LockTable.Claim claim = table.claim(connection, hold.key, hold.owner, lease);
+            hold.claimHeld = claim.held();
             return claim.held() ? Acquisition.claimed(claim.retryAfter()) : Acquisition.busy(claim.retryAfter());
         } catch (SQLException | RuntimeException e) {
             table.restoreSwallowedInterrupt(connection, e, start);
@@ -343,6 +346,13 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
         final String owner;
         /** Set before the run's first claim statement, so release and abandon end a claim only if there may be one. */
         volatile boolean mayHaveClaimed;
+        /**
+         * Whether the run's last claim statement answered that the run holds the claim: the row existed then, so
+         * the claimant's next attempt, which comes soon, needs no insert-if-absent. (A row is deleted only when
+         * nobody used it for the idle age given to {@link JdbcLockProviders#deleteIdleRows}; if it was all the
+         * same, the claim finds no row, and the attempt after that inserts it.)
+         */
+        volatile boolean claimHeld;
 
         LeaseHold(String name, byte[] key, String owner) {
             this.name = name;
