@@ -1,5 +1,6 @@
 package io.locksmith.jdbc;
 
+import io.locksmith.spi.LockStore;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -152,14 +153,107 @@ abstract class Dialect {
 
     /**
      * The compare-and-set that takes a row that is free or expired, and increments its token; binds owner, lease
-     * micros, key. A row held by anyone, the same owner id included, is busy: an owner id names one acquisition
-     * run, which never sends another attempt after one that may have been applied, so a second take of the same
-     * owner id can only be a late or repeated statement, and must not take the lock again.
+     * micros, owner, key, owner. A row held by anyone, the same owner id included, is busy: an owner id names one
+     * acquisition run, which never sends another attempt after one that may have been applied, so a second take of
+     * the same owner id can only be a late or repeated statement, and must not take the lock again.
+     *
+     * <p>A free row is refused too while another run's live claim (see {@link #claimUpdate}) has seen
+     * {@value LockStore#GRANTS_PAST_A_CLAIM} grants: the row's token grows by one with every grant, so the grants
+     * since the claim are {@code token - claim_token}. The claimant's own grant ends its claim, and so does any
+     * grant after the claim lapsed. Only {@code claimant} is cleared: {@code claim_token} counts only beside a
+     * claimant, {@code claim_until} then still tells that a claim lived lately (see
+     * {@link PostgreSqlDialect#releaseSql}), and leaving both alone keeps the SET list free of assignments that
+     * read each other, which MySQL evaluates left to right and the others all at once.
      */
     final String acquireUpdate(String table, String tokenExpression) {
         return "UPDATE " + table + " SET owner = ?, token = " + tokenExpression + ", acquired_at = " + now()
-                + ", expires_at = " + nowPlusMicros() + " WHERE lock_key = ? AND (owner IS NULL OR expires_at <= "
-                + now() + ")";
+                + ", expires_at = " + nowPlusMicros() + ", claimant = CASE WHEN claimant = ? OR claim_until <= "
+                + now() + " THEN NULL ELSE claimant END WHERE lock_key = ? AND (owner IS NULL OR expires_at <= "
+                + now() + ") AND (claimant IS NULL OR claimant = ? OR claim_until <= " + now() + " OR token -"
+                + " claim_token < " + LockStore.GRANTS_PAST_A_CLAIM + ")";
+    }
+
+    /**
+     * The statement that claims the next turn of a row for a waiting run, or refreshes the run's own live claim;
+     * binds owner, lease micros, owner, key, owner. It takes the row only where no other run's claim lives, and
+     * affects one row if the run holds the claim afterwards. A new claim records the row's token at that moment, so
+     * that {@link #acquireUpdate} can count the grants since; a refresh keeps it, or the claimant's own polling
+     * would give the others their turns again. {@code claim_token} is assigned first, while {@code claimant} and
+     * {@code claim_until} still hold their old values on MySQL too.
+     */
+    final String claimUpdate(String table) {
+        return "UPDATE " + table + " SET claim_token = CASE WHEN claimant = ? AND claim_until > " + now()
+                + " THEN claim_token ELSE token END, claim_until = " + nowPlusMicros() + ", claimant = ?"
+                + " WHERE lock_key = ? AND (claimant IS NULL OR claimant = ? OR claim_until <= " + now() + ")";
+    }
+
+    /**
+     * The claim statement, binding as {@link #claimUpdate}: the update itself, decided by its count, or, where
+     * {@link #claimTellsLeaseLeft}, a query whose one row says whether the run holds the claim and within how many
+     * microseconds the waiter should look again, binding the owner and the key once more.
+     */
+    String claimSql(String table) {
+        return claimUpdate(table);
+    }
+
+    /** Whether {@link #claimSql} is a query that also tells when to look again. */
+    boolean claimTellsLeaseLeft() {
+        return false;
+    }
+
+    /**
+     * The release: frees the row where it is still the hold's and its lease has not ended (an expired hold was no
+     * longer guaranteed, and its owner must hear so); binds key, owner.
+     */
+    final String releaseUpdate(String table) {
+        return "UPDATE " + table + " SET owner = NULL, expires_at = " + now() + " WHERE lock_key = ? AND owner = ?"
+                + " AND expires_at > " + now();
+    }
+
+    /**
+     * The release statement, binding as {@link #releaseUpdate}: the update itself, decided by its count, or, where
+     * {@link #notifiesReleases}, a query with one row if it released, which also wakes the row's waiters, binding
+     * the channel last.
+     */
+    String releaseSql(String table) {
+        return releaseUpdate(table);
+    }
+
+    /** The statement that ends a run's claim; binds key, owner (and the channel, where it notifies). */
+    final String dropClaimUpdate(String table) {
+        return "UPDATE " + table + " SET claimant = NULL WHERE lock_key = ? AND claimant = ?";
+    }
+
+    /** The statement {@link #dropClaimUpdate}, or where {@link #notifiesReleases} a query that also notifies. */
+    String dropClaimSql(String table) {
+        return dropClaimUpdate(table);
+    }
+
+    /**
+     * Whether the release statements notify the row's waiters through the database ({@link #releaseSql},
+     * {@link #dropClaimSql}), on the channel {@link LeaseStore} listens on.
+     */
+    boolean notifiesReleases() {
+        return false;
+    }
+
+    /**
+     * The statement that adds the claim columns to a lock table made from the DDL of an earlier version, which
+     * lacks them.
+     */
+    abstract String addClaimColumns(String table);
+
+    /**
+     * The statement that bounds how long the DDL statement after it in the same transaction waits for other
+     * sessions' locks on the table, or null if the statement's query timeout bounds it already.
+     */
+    String ddlLockWaitSetting(Duration wait) {
+        return null;
+    }
+
+    /** The statement that undoes {@link #ddlLockWaitSetting} before the connection goes back to its pool, or null. */
+    String resetDdlLockWait() {
+        return null;
     }
 
     /**
@@ -289,6 +383,9 @@ abstract class Dialect {
 
     /** Whether {@code e} says the lock table does not exist. */
     abstract boolean isMissingTable(SQLException e);
+
+    /** Whether {@code e} says a column does not exist. */
+    abstract boolean isMissingColumn(SQLException e);
 
     /** Whether {@code e} is a unique-key violation. */
     abstract boolean isDuplicateKey(SQLException e);

@@ -11,6 +11,7 @@ final class H2Dialect extends Dialect {
     private static final int TABLE_OR_VIEW_NOT_FOUND_DATABASE_EMPTY = 42104;
     private static final int TABLE_OR_VIEW_NOT_FOUND_WITH_CANDIDATES = 42103;
     private static final int DUPLICATE_KEY_1 = 23505;
+    private static final int COLUMN_NOT_FOUND_1 = 42122;
 
     H2Dialect() {
         super("H2", "h2");
@@ -52,6 +53,12 @@ final class H2Dialect extends Dialect {
     @Override
     String acquireSql(String table) {
         return "SELECT token FROM FINAL TABLE (" + acquireUpdate(table, "token + 1") + ")";
+    }
+
+    @Override
+    String addClaimColumns(String table) {
+        return "ALTER TABLE " + table + " ADD COLUMN (claimant VARCHAR(64), claim_token BIGINT,"
+                + " claim_until TIMESTAMP(6) WITH TIME ZONE)";
     }
 
     @Override
@@ -103,6 +110,11 @@ final class H2Dialect extends Dialect {
     boolean isMissingTable(SQLException e) {
         return hasCode(e, TABLE_OR_VIEW_NOT_FOUND, TABLE_OR_VIEW_NOT_FOUND_DATABASE_EMPTY,
                 TABLE_OR_VIEW_NOT_FOUND_WITH_CANDIDATES);
+    }
+
+    @Override
+    boolean isMissingColumn(SQLException e) {
+        return hasCode(e, COLUMN_NOT_FOUND_1);
     }
 
     @Override

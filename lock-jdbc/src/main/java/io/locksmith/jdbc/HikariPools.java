@@ -49,7 +49,9 @@ final class HikariPools {
     }
 
     static LockProvider open(JdbcLockProviderFactory.Url url, LockOptions options) {
-        HikariConfig config = config(url.jdbcUrl, url.poolSize, options.operationTimeout());
+        // on PostgreSQL in lease mode the provider keeps one connection listening for releases once it waits
+        boolean listens = url.subScheme.equals("postgresql") && url.mode == JdbcLockProviders.Mode.LEASE;
+        HikariConfig config = config(url.jdbcUrl, url.poolSize + (listens ? 1 : 0), options.operationTimeout());
         config.setPoolName("locksmith-" + url.subScheme + "-" + POOLS.incrementAndGet());
         long timeoutMillis = config.getConnectionTimeout();
         switch (url.subScheme) {

@@ -94,8 +94,8 @@ public final class JdbcLockProviders {
         if (idleFor.isNegative() || idleFor.isZero()) {
             throw new IllegalArgumentException("idleFor must be positive, got " + idleFor);
         }
-        LockTable lockTable = new LockTable(dataSource, table, false, Duration.ofSeconds(30), "JDBC " + dataSource,
-                null);
+        LockTable lockTable = new LockTable(dataSource, table, false, false, Duration.ofSeconds(30),
+                "JDBC " + dataSource, null);
         long start = System.nanoTime();
         int deleted = 0;
         Connection connection = null;
@@ -270,8 +270,8 @@ public final class JdbcLockProviders {
         LockStore<?> buildStore() {
             checkOwnConnections(dataSource);
             String where = address != null ? address : "JDBC " + dataSource.getClass().getSimpleName();
-            LockTable lockTable = new LockTable(dataSource, table, createTable, options.operationTimeout(),
-                    where + " (table " + table + ")", owned);
+            LockTable lockTable = new LockTable(dataSource, table, createTable, mode == Mode.LEASE,
+                    options.operationTimeout(), where + " (table " + table + ")", owned);
             return mode == Mode.LEASE
                     ? new LeaseStore(lockTable, options.namespace())
                     : new SessionStore(lockTable, options.namespace());

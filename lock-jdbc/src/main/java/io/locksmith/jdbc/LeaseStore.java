@@ -16,6 +16,7 @@ import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Lease mode: one row per lock name with owner, expiry and fencing token; every operation is one short
@@ -37,15 +38,49 @@ import java.util.Set;
  * … WHERE lock_key IN (…) AND ((lock_key = ? AND owner = ?) OR …)}: each row only for the owner id of its hold (the
  * IN list lets every database find the rows by their key), and reads back which rows it extended only when the
  * count falls short.
+ *
+ * <p><b>Turns across providers.</b> A provider hands a lock from thread to thread through its local gate, and
+ * the other processes' waiters, which poll, would rarely find the row free. So the row keeps one claim to the next
+ * turn ({@code claimant}, {@code claim_token}, {@code claim_until}): an attempt that finds the lock busy and will
+ * wait claims it with a second statement (see {@link Dialect#claimUpdate}), and the compare-and-set itself refuses
+ * others once {@value LockStore#GRANTS_PAST_A_CLAIM} grants have passed the claim (see
+ * {@link Dialect#acquireUpdate}); an uncontended acquisition is still the one statement. A claim lives for the
+ * claimant's lease from its last attempt, all on the database clock, and ends with the claimant's grant, its
+ * release or its abandon. Old tables get the columns at the first use (see {@link LockTable}).
+ *
+ * <p><b>Wake-ups.</b> On PostgreSQL a release that has waiters notifies them in the same statement, and the
+ * store's {@link ReleaseListener} runs the subscribed callbacks; a busy answer carries the holder's lease left,
+ * so that a waiter looks again when the lease ends even though expiry and forced releases notify nobody. The
+ * other databases cannot push: waiters poll with the provider's backoff.
  */
 final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
 
+    /** The longest PostgreSQL channel name (NAMEDATALEN - 1). */
+    private static final int MAX_CHANNEL_LENGTH = 63;
+
     private final LockTable table;
     private final String namespace;
+    /** The PostgreSQL channel of this namespace's releases; see {@link #channel}. */
+    private final String channel;
+    /** Guards {@link #listener} and {@link #closed}. */
+    private final ReentrantLock listenerLock = new ReentrantLock();
+    private ReleaseListener listener;
+    private boolean closed;
 
     LeaseStore(LockTable table, String namespace) {
         this.table = table;
         this.namespace = namespace;
+        this.channel = channel(namespace);
+    }
+
+    /**
+     * The channel releases in {@code namespace} are notified on: one per namespace, named after it and cut to the
+     * longest channel name. Every notification carries its row's key, so two namespaces that share a channel after
+     * the cut only wake each other's waiters for nothing.
+     */
+    static String channel(String namespace) {
+        String channel = "locksmith." + namespace;
+        return channel.length() <= MAX_CHANNEL_LENGTH ? channel : channel.substring(0, MAX_CHANNEL_LENGTH);
     }
 
     @Override
@@ -73,16 +108,22 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
                 throw e;
             }
             long token = table.compareAndSet(connection, hold.key, hold.owner, lease);
-            if (token < 0) {
-                if (table.insertIfAbsent(connection, hold.key, namespace, hold.name) == 0) {
-                    return Acquisition.busy();
-                }
+            // a run whose last attempt claimed found the row then, and rows in use are never deleted
+            if (token < 0 && !hold.claimHeld && table.insertIfAbsent(connection, hold.key, namespace, hold.name) > 0) {
+                // a new row is free, unless another client took it first
                 token = table.compareAndSet(connection, hold.key, hold.owner, lease);
-                if (token < 0) {
-                    return Acquisition.busy(); // another client took the new row first
-                }
             }
-            return Acquisition.acquired(token);
+            if (token >= 0) {
+                return Acquisition.acquired(token);
+            }
+            if (wakeUp == null) {
+                return Acquisition.busy(); // the caller does not wait, so it claims no turn
+            }
+            hold.mayHaveClaimed = true; // before the statement: one whose answer is lost may still have claimed
+            hold.claimHeld = false;
+            LockTable.Claim claim = table.claim(connection, hold.key, hold.owner, lease);
+            hold.claimHeld = claim.held();
+            return claim.held() ? Acquisition.claimed(claim.retryAfter()) : Acquisition.busy(claim.retryAfter());
         } catch (SQLException | RuntimeException e) {
             table.restoreSwallowedInterrupt(connection, e, start);
             throw table.failure("acquiring '" + hold.name + "'", start, e);
@@ -93,20 +134,32 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
         }
     }
 
+    /**
+     * Frees the row if the hold's lease has not ended (an expired hold was no longer guaranteed, and the caller
+     * must hear so). A run that holds has no claim, since its grant ended it; one that does not hold may still
+     * have one (a run whose attempt failed after it had claimed is released in the background), which a second
+     * statement ends, for runs that ever claimed only.
+     */
     @Override
     public boolean release(LeaseHold hold) {
         return table.call("releasing '" + hold.name + "'", connection -> {
-            Dialect dialect = table.dialect();
-            // An expired hold is not released: it was no longer guaranteed, and the caller must hear so.
-            try (PreparedStatement update = connection.prepareStatement("UPDATE " + table.name()
-                    + " SET owner = NULL, expires_at = " + dialect.now() + " WHERE lock_key = ? AND owner = ?"
-                    + " AND expires_at > " + dialect.now())) {
-                update.setQueryTimeout(table.queryTimeoutSeconds());
-                update.setBytes(1, hold.key);
-                update.setString(2, hold.owner);
-                return update.executeUpdate() > 0;
+            boolean released = table.release(connection, hold.key, hold.owner, channel);
+            if (!released && hold.mayHaveClaimed) {
+                table.dropClaim(connection, hold.key, hold.owner, channel);
             }
+            return released;
         });
+    }
+
+    /** Ends the claim of a run that stopped waiting, if it ever claimed. */
+    @Override
+    public void abandon(LeaseHold hold) {
+        if (hold.mayHaveClaimed) {
+            table.call("dropping the claim on '" + hold.name + "'", connection -> {
+                table.dropClaim(connection, hold.key, hold.owner, channel);
+                return null;
+            });
+        }
     }
 
     @Override
@@ -233,16 +286,73 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
         });
     }
 
+    /**
+     * On PostgreSQL, subscribes to the notifications of the row's releases (see {@link ReleaseListener}); the
+     * first subscription starts the listener. Elsewhere null: the waiter polls.
+     */
+    @Override
+    public Subscription subscribe(String name, Runnable onRelease) {
+        Dialect dialect = table.dialect();
+        if (dialect == null || !dialect.notifiesReleases()) {
+            return null;
+        }
+        listenerLock.lock();
+        try {
+            if (closed) {
+                return null;
+            }
+            if (listener == null) {
+                listener = ReleaseListener.start(table, channel);
+            }
+            return listener.subscribe(HexFormat.of().formatHex(LockTable.key(namespace, name)), onRelease);
+        } finally {
+            listenerLock.unlock();
+        }
+    }
+
+    /** The listener, once some waiter subscribed; for tests. */
+    ReleaseListener listener() {
+        listenerLock.lock();
+        try {
+            return listener;
+        } finally {
+            listenerLock.unlock();
+        }
+    }
+
     @Override
     public void close() {
+        ReleaseListener running;
+        listenerLock.lock();
+        try {
+            closed = true;
+            running = listener;
+        } finally {
+            listenerLock.unlock();
+        }
+        if (running != null) {
+            running.close(); // gives its connection back before the pool closes
+        }
         table.close();
     }
 
-    /** One acquisition run: the name (for messages), its key, computed once per run, and the run's owner id. */
+    /**
+     * One acquisition run: the name (for messages), its key, computed once per run, the run's owner id, and
+     * whether it may have claimed a turn.
+     */
     static final class LeaseHold {
         final String name;
         final byte[] key;
         final String owner;
+        /** Set before the run's first claim statement, so release and abandon end a claim only if there may be one. */
+        volatile boolean mayHaveClaimed;
+        /**
+         * Whether the run's last claim statement answered that the run holds the claim: the row existed then, so
+         * the claimant's next attempt, which comes soon, needs no insert-if-absent. (A row is deleted only when
+         * nobody used it for the idle age given to {@link JdbcLockProviders#deleteIdleRows}; if it was all the
+         * same, the claim finds no row, and the attempt after that inserts it.)
+         */
+        volatile boolean claimHeld;
 
         LeaseHold(String name, byte[] key, String owner) {
             this.name = name;

@@ -13,6 +13,7 @@ import java.sql.SQLTransientConnectionException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.Map;
@@ -44,6 +45,8 @@ final class LockTable {
     private final DataSource dataSource;
     private final String table;
     private final boolean createTable;
+    /** Whether the table must have the claim columns: lease mode keeps claims there, session mode none. */
+    private final boolean claims;
     private final Duration timeout;
     private final int queryTimeoutSeconds;
     private final AutoCloseable owned;
@@ -51,6 +54,8 @@ final class LockTable {
     /** Guards the one-time set-up (dialect detection, table creation), which talks to the database. */
     private final ReentrantLock setUpLock = new ReentrantLock();
     private volatile Dialect dialect;
+    /** The lease-mode statements every acquisition and release runs, written once the dialect is known. */
+    private volatile LeaseSql leaseSql;
     private volatile boolean holderColumn;
     private volatile boolean ready;
     /** Whether every borrowed connection's read-only setting and isolation level must be read: see {@link #borrow}. */
@@ -59,11 +64,12 @@ final class LockTable {
     /** The settings of borrowed connections that {@link #borrow} changed, to restore in {@link #giveBack}. */
     private final Map<Connection, Settings> changed = Collections.synchronizedMap(new IdentityHashMap<>());
 
-    LockTable(DataSource dataSource, String table, boolean createTable, Duration timeout, String address,
-            AutoCloseable owned) {
+    LockTable(DataSource dataSource, String table, boolean createTable, boolean claims, Duration timeout,
+            String address, AutoCloseable owned) {
         this.dataSource = dataSource;
         this.table = table;
         this.createTable = createTable;
+        this.claims = claims;
         this.timeout = timeout;
         this.queryTimeoutSeconds = seconds(timeout);
         this.address = address;
@@ -252,6 +258,8 @@ final class LockTable {
             }
             checkReadOnly = connection.isReadOnly();
             checkIsolation = connection.getTransactionIsolation() != detected.isolation();
+            leaseSql = new LeaseSql(detected.acquireSql(table), detected.claimSql(table), detected.releaseSql(table),
+                    detected.dropClaimSql(table));
             dialect = detected;
             return detected;
         } finally {
@@ -268,6 +276,9 @@ final class LockTable {
             }
             if (createTable && !tableExists(connection)) {
                 createTable(connection, detected);
+            }
+            if (claims && !hasClaimColumns(connection)) {
+                addClaimColumns(connection, detected);
             }
             holderColumn = detected.recordsHolder() && hasHolderColumn(connection);
             ready = true;
@@ -293,6 +304,91 @@ final class LockTable {
                 return false; // the operation fails on the missing table itself
             }
             throw e;
+        }
+    }
+
+    /** Whether the table has the claim columns, or is missing (the operation then fails on the table itself). */
+    private boolean hasClaimColumns(Connection connection) throws SQLException {
+        boolean autoCommit = connection.getAutoCommit();
+        try (Statement probe = connection.createStatement()) {
+            probe.setQueryTimeout(queryTimeoutSeconds);
+            probe.executeQuery("SELECT claimant, claim_token, claim_until FROM " + table + " WHERE 1 = 0").close();
+            return true;
+        } catch (SQLException e) {
+            if (!autoCommit) {
+                connection.rollback(); // PostgreSQL aborts the transaction on any error
+            }
+            if (dialect.isMissingColumn(e)) {
+                return false;
+            }
+            if (dialect.isMissingTable(e)) {
+                return true;
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Adds the claim columns to a table made from an earlier version's DDL, or fails naming the statement to
+     * run. Without them lease mode would let a provider whose threads pass the lock to each other starve the
+     * other processes' waiters, so a table that cannot get them is an error, not a reason to go on without.
+     *
+     * <p>ALTER TABLE waits for every transaction that has used the table to end, and every statement on the table
+     * queues behind it meanwhile (a session-mode hold on the same table would stall all lock traffic): its wait is
+     * bounded by the operation timeout. The columns are nullable and added last, which every database here
+     * applies to its catalog alone, so the statement itself is short. Processes upgrading at once race to add
+     * them: a failed statement is fine when the columns are there afterwards.
+     */
+    private void addClaimColumns(Connection connection, Dialect detected) throws SQLException {
+        String alter = detected.addClaimColumns(table);
+        if (!createTable) {
+            throw new SQLException("lock table " + table + " has no claim columns (claimant, claim_token,"
+                    + " claim_until), which lease mode needs, and createTable is off, so Locksmith does not alter"
+                    + " it: add them as an administrator with " + alter, "42S22");
+        }
+        try {
+            alter(connection, detected, alter);
+        } catch (SQLException failure) {
+            if (hasClaimColumns(connection)) {
+                return; // another process added them first
+            }
+            throw new SQLException("lock table " + table + " has no claim columns (claimant, claim_token,"
+                    + " claim_until), which lease mode needs, and adding them failed (" + failure.getMessage()
+                    + "); add them as an administrator with " + alter + " (see docs/jdbc.md, upgrading)",
+                    failure.getSQLState(), failure.getErrorCode(), failure);
+        }
+        log.info("{}: added the claim columns to lock table {}: {}", address, table, alter);
+    }
+
+    /** Runs one DDL statement with its lock wait bounded by the operation timeout. */
+    private void alter(Connection connection, Dialect detected, String statement) throws SQLException {
+        String lockWait = detected.ddlLockWaitSetting(timeout);
+        connection.setAutoCommit(false);
+        try (Statement ddl = connection.createStatement()) {
+            ddl.setQueryTimeout(queryTimeoutSeconds);
+            if (lockWait != null) {
+                ddl.execute(lockWait);
+            }
+            ddl.execute(statement);
+            connection.commit();
+        } catch (SQLException e) {
+            try {
+                connection.rollback();
+            } catch (SQLException rollback) {
+                e.addSuppressed(rollback);
+            }
+            throw e;
+        } finally {
+            String reset = detected.resetDdlLockWait();
+            if (reset != null) {
+                try (Statement undo = connection.createStatement()) {
+                    undo.execute(reset);
+                } catch (SQLException e) {
+                    // the pool's connection keeps a shorter metadata lock wait: only DDL ever waits for one
+                    log.debug("{}: could not reset the DDL lock wait: {}", address, e.toString());
+                }
+            }
+            connection.setAutoCommit(true);
         }
     }
 
@@ -390,14 +486,16 @@ final class LockTable {
      */
     long compareAndSet(Connection connection, byte[] key, String owner, Duration lease) throws SQLException {
         Dialect d = dialect;
-        String sql = d.acquireSql(table);
+        String sql = leaseSql.acquire();
         try (PreparedStatement update = d.tokenIsGeneratedKey()
                 ? connection.prepareStatement(sql, Statement.RETURN_GENERATED_KEYS)
                 : connection.prepareStatement(sql)) {
             update.setQueryTimeout(queryTimeoutSeconds);
             update.setString(1, owner);
             update.setLong(2, Dialect.micros(lease));
-            update.setBytes(3, key);
+            update.setString(3, owner);
+            update.setBytes(4, key);
+            update.setString(5, owner);
             if (!d.tokenIsGeneratedKey()) {
                 return readLong(update.executeQuery());
             }
@@ -412,6 +510,80 @@ final class LockTable {
                 return readLong(select.executeQuery(d.lastGeneratedKey()));
             }
         }
+    }
+
+    /**
+     * Claims the next turn of the row of {@code key} for the waiting run {@code owner}, or refreshes its claim,
+     * for {@code lease} from now (see {@link Dialect#claimUpdate}), in autocommit.
+     */
+    Claim claim(Connection connection, byte[] key, String owner, Duration lease) throws SQLException {
+        Dialect d = dialect;
+        try (PreparedStatement claim = connection.prepareStatement(leaseSql.claim())) {
+            claim.setQueryTimeout(queryTimeoutSeconds);
+            claim.setString(1, owner);
+            claim.setLong(2, Dialect.micros(lease));
+            claim.setString(3, owner);
+            claim.setBytes(4, key);
+            claim.setString(5, owner);
+            if (!d.claimTellsLeaseLeft()) {
+                return new Claim(claim.executeUpdate() > 0, null);
+            }
+            claim.setString(6, owner);
+            claim.setBytes(7, key);
+            try (ResultSet row = claim.executeQuery()) {
+                if (!row.next()) {
+                    return new Claim(false, Duration.ZERO); // the row was deleted: the lock is free
+                }
+                return new Claim(row.getBoolean(1), Duration.of(Math.max(0, row.getLong(2)), ChronoUnit.MICROS));
+            }
+        }
+    }
+
+    /**
+     * What a claim statement answered: whether the run holds the claim now, and within how long its waiter should
+     * look again, where the dialect tells it (else null).
+     */
+    record Claim(boolean held, Duration retryAfter) {
+    }
+
+    /**
+     * Frees the row of {@code key} if {@code owner} holds it and its lease has not ended, in autocommit; where the
+     * dialect notifies releases, on {@code channel}.
+     *
+     * @return whether it released
+     */
+    boolean release(Connection connection, byte[] key, String owner, String channel) throws SQLException {
+        return runLeaseStatement(connection, leaseSql.release(), key, owner, channel);
+    }
+
+    /**
+     * Ends the claim of {@code owner} on the row of {@code key}, if it has one, in autocommit; where the dialect
+     * notifies releases, on {@code channel}.
+     */
+    void dropClaim(Connection connection, byte[] key, String owner, String channel) throws SQLException {
+        runLeaseStatement(connection, leaseSql.dropClaim(), key, owner, channel);
+    }
+
+    /** Runs a statement binding key, owner (and the channel where it notifies); whether it changed a row. */
+    private boolean runLeaseStatement(Connection connection, String sql, byte[] key, String owner, String channel)
+            throws SQLException {
+        Dialect d = dialect;
+        try (PreparedStatement statement = connection.prepareStatement(sql)) {
+            statement.setQueryTimeout(queryTimeoutSeconds);
+            statement.setBytes(1, key);
+            statement.setString(2, owner);
+            if (!d.notifiesReleases()) {
+                return statement.executeUpdate() > 0;
+            }
+            statement.setString(3, channel);
+            try (ResultSet row = statement.executeQuery()) {
+                return row.next();
+            }
+        }
+    }
+
+    /** The lease-mode statements on the hot path, written once per table. */
+    private record LeaseSql(String acquire, String claim, String release, String dropClaim) {
     }
 
     // ---------------------------------------------------------------- session mode

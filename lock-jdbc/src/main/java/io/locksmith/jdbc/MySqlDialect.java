@@ -16,6 +16,7 @@ final class MySqlDialect extends Dialect {
     private static final int ER_NO_SUCH_TABLE = 1146;
     private static final int ER_DUP_ENTRY = 1062;
     private static final int ER_NO_SUCH_THREAD = 1094;
+    private static final int ER_BAD_FIELD_ERROR = 1054;
 
     private final boolean mariaDb;
 
@@ -80,6 +81,25 @@ final class MySqlDialect extends Dialect {
         return "SELECT LAST_INSERT_ID()";
     }
 
+    @Override
+    String addClaimColumns(String table) {
+        // added last, so MySQL 8.0.12+ and MariaDB 10.3+ add them in place (ALGORITHM=INSTANT), without copying
+        return "ALTER TABLE " + table + " ADD COLUMN claimant VARCHAR(64) CHARACTER SET ascii NULL,"
+                + " ADD COLUMN claim_token BIGINT NULL, ADD COLUMN claim_until DATETIME(6) NULL";
+    }
+
+    @Override
+    String ddlLockWaitSetting(Duration wait) {
+        // ALTER TABLE waits for the table's metadata lock, and every statement on the table queues behind it
+        // meanwhile: that wait is lock_wait_timeout (a year by default), not innodb_lock_wait_timeout
+        return "SET SESSION lock_wait_timeout = " + Math.max(1, LockTable.seconds(wait));
+    }
+
+    @Override
+    String resetDdlLockWait() {
+        return "SET SESSION lock_wait_timeout = DEFAULT";
+    }
+
     // innodb_lock_wait_timeout and WAIT take whole seconds: round down, the machinery polls the rest
 
     @Override
@@ -132,6 +152,11 @@ final class MySqlDialect extends Dialect {
     @Override
     boolean isMissingTable(SQLException e) {
         return hasCode(e, ER_NO_SUCH_TABLE) || hasState(e, "42S02");
+    }
+
+    @Override
+    boolean isMissingColumn(SQLException e) {
+        return hasCode(e, ER_BAD_FIELD_ERROR) || hasState(e, "42S22");
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.locksmith.jdbc;
 
+import io.locksmith.spi.LockStore;
 import java.sql.SQLException;
 import java.time.Duration;
 
@@ -47,6 +48,71 @@ final class PostgreSqlDialect extends Dialect {
         return acquireUpdate(table, "token + 1") + " RETURNING token";
     }
 
+    /**
+     * The claim, and in the same statement how long the waiter may trust notifications alone, which do not come
+     * for everything: a lease that ends or a forced release notifies nobody, nor does a claimant's grant. So the
+     * answer tells the holder's lease left; or, where the row is free but refused to this run because another
+     * run's claim has had its turns, that claim's life left, since the claimant should take the lock within it;
+     * or 0 where the row is free otherwise (released since the compare-and-set), to look again at once. The
+     * outer query reads the row as it was before the claim.
+     */
+    @Override
+    String claimSql(String table) {
+        return "WITH claimed AS (" + claimUpdate(table) + " RETURNING 1) SELECT EXISTS (SELECT 1 FROM claimed),"
+                + " CASE WHEN owner IS NOT NULL AND expires_at > now() THEN " + microsUntil("expires_at")
+                + " WHEN claimant IS NOT NULL AND claimant <> ? AND claim_until > now() AND token - claim_token >= "
+                + LockStore.GRANTS_PAST_A_CLAIM + " THEN " + microsUntil("claim_until") + " ELSE 0 END FROM " + table
+                + " WHERE lock_key = ?";
+    }
+
+    @Override
+    boolean claimTellsLeaseLeft() {
+        return true;
+    }
+
+    /**
+     * The release, which notifies the row's waiters in the same statement when a claim lives or lived within its
+     * lease. Every waiter of another provider claims, or was answered busy while a claim lived; a claim ends at
+     * its claimant's grant, but its {@code claim_until} stays, so that the claimant's own release still wakes the
+     * waiters that were answered busy beside it. A release with no claim in sight has nobody to wake: the
+     * uncontended release never calls pg_notify, whose commit takes a database-wide lock that serializes every
+     * notifying transaction.
+     */
+    @Override
+    String releaseSql(String table) {
+        return "WITH released AS (" + releaseUpdate(table) + " RETURNING lock_key, claimant IS NOT NULL OR"
+                + " claim_until > now() AS waited) SELECT CASE WHEN waited THEN pg_notify(?, encode(lock_key,"
+                + " 'hex')) END FROM released";
+    }
+
+    /**
+     * Ending a claim wakes the row's waiters, one of which claims in its place: the lock may be free and refused
+     * to them only for the claim that just ended.
+     */
+    @Override
+    String dropClaimSql(String table) {
+        return "WITH dropped AS (" + dropClaimUpdate(table) + " RETURNING lock_key) SELECT pg_notify(?,"
+                + " encode(lock_key, 'hex')) FROM dropped";
+    }
+
+    @Override
+    boolean notifiesReleases() {
+        return true;
+    }
+
+    @Override
+    String addClaimColumns(String table) {
+        // nullable columns without a default: a change of the catalog only, whatever the table's size
+        return "ALTER TABLE " + table + " ADD COLUMN claimant VARCHAR(64), ADD COLUMN claim_token BIGINT,"
+                + " ADD COLUMN claim_until TIMESTAMPTZ(6)";
+    }
+
+    @Override
+    String ddlLockWaitSetting(Duration wait) {
+        // ALTER TABLE queues for an exclusive lock, and every statement on the table queues behind it meanwhile
+        return "SET LOCAL lock_timeout = '" + Math.max(1, wait.toMillis()) + "ms'";
+    }
+
     @Override
     String lockWaitSetting(Duration wait) {
         // SET LOCAL ends with the transaction, so the pooled connection keeps its own setting
@@ -90,6 +156,11 @@ final class PostgreSqlDialect extends Dialect {
     @Override
     boolean isMissingTable(SQLException e) {
         return hasState(e, "42P01");
+    }
+
+    @Override
+    boolean isMissingColumn(SQLException e) {
+        return hasState(e, "42703");
     }
 
     @Override

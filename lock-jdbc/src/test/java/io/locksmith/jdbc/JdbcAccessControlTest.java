@@ -384,6 +384,42 @@ class JdbcAccessControlTest {
         }
     }
 
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = JdbcTarget.class, names = {"MARIADB", "POSTGRES"})
+    @DisplayName("a lease-mode table of an earlier version, without ALTER privilege: a LockBackendException naming"
+            + " the ALTER TABLE to run, until an administrator has run it")
+    void tableWithoutClaimColumnsAndNoAlterPrivilege(JdbcTarget target) throws Exception {
+        try (RestrictedUser restricted = new RestrictedUser(target, "ls_old_" + suffix, true)) {
+            String alter;
+            try (Connection admin = target.admin().getConnection()) {
+                // the table as an earlier version's DDL made it
+                for (String column : List.of("claimant", "claim_token", "claim_until")) {
+                    execute(admin, "ALTER TABLE " + restricted.table + " DROP COLUMN " + column);
+                }
+                alter = Dialect.detect(admin).addClaimColumns(restricted.table);
+            }
+            restricted.grantAsDocumented(Mode.LEASE);
+            assertThatThrownBy(() -> restricted.runAsUser(alter)).as("ALTER TABLE as the restricted user")
+                    .isInstanceOf(SQLException.class);
+
+            LockProvider provider = restricted.open(Mode.LEASE, "", options().build());
+            DistributedLock lock = provider.getLock("job");
+            assertThatThrownBy(lock::tryLock).as("tryLock() on the old table")
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("has no claim columns (claimant, claim_token, claim_until)")
+                    .hasMessageContaining("adding them failed")
+                    .hasMessageContaining("add them as an administrator with " + alter)
+                    .hasMessageNotContaining(restricted.password);
+            assertThat(lock.getHoldCount()).isZero();
+
+            try (Connection admin = target.admin().getConnection()) {
+                execute(admin, alter);
+            }
+            assertThat(lock.tryLock()).as("tryLock() once the administrator added the columns").isTrue();
+            lock.unlock();
+        }
+    }
+
     // ---------------------------------------------------------------- SQL metacharacters
 
     /** Names that would match each other, or break out of a string literal, if the SQL were built from them. */

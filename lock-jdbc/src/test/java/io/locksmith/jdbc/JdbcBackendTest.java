@@ -584,13 +584,15 @@ class JdbcBackendTest {
     }
 
     @Test
-    @DisplayName("docs/jdbc.md reproduces the DDL shipped in the jar for every dialect")
+    @DisplayName("docs/jdbc.md reproduces the DDL shipped in the jar, and the upgrade's ALTER TABLE, for every dialect")
     void docsShowTheShippedDdl() throws IOException {
         String docs = Files.readString(Path.of("..", "docs", "jdbc.md"));
         for (Dialect dialect : Set.of(Dialect.MYSQL, Dialect.POSTGRESQL, Dialect.H2)) {
             for (String statement : dialect.ddl("locksmith_locks")) {
                 assertThat(docs).as("docs/jdbc.md contains the %s DDL", dialect).contains(statement);
             }
+            assertThat(docs).as("docs/jdbc.md contains the %s upgrade", dialect)
+                    .contains(dialect.addClaimColumns("locksmith_locks"));
         }
     }
 }

@@ -252,6 +252,55 @@ enum JdbcTarget {
         }
     }
 
+    /** The run holding the claim to the next turn of a lease-mode lock, or null: its claim may have lapsed. */
+    String claimant(String table, String namespace, String name) throws SQLException {
+        try (Connection connection = admin().getConnection();
+             PreparedStatement select = connection.prepareStatement("SELECT claimant FROM " + table
+                     + " WHERE lock_key = ?")) {
+            select.setBytes(1, LockTable.key(namespace, name));
+            try (ResultSet row = select.executeQuery()) {
+                return row.next() ? row.getString(1) : null;
+            }
+        }
+    }
+
+    /** Whether the claim on a lease-mode lock has lapsed by the database clock (true if there is none). */
+    boolean claimLapsed(String table, String namespace, String name) throws SQLException {
+        try (Connection connection = admin().getConnection();
+             PreparedStatement select = connection.prepareStatement("SELECT COUNT(*) FROM " + table
+                     + " WHERE lock_key = ? AND claim_until > " + dialect(connection).now())) {
+            select.setBytes(1, LockTable.key(namespace, name));
+            try (ResultSet row = select.executeQuery()) {
+                return row.next() && row.getLong(1) == 0;
+            }
+        }
+    }
+
+    /**
+     * Makes {@code table}, with its token counter, from the DDL of Locksmith versions before claims: the shipped
+     * DDL less the claim columns.
+     */
+    void createTableWithoutClaims(String table) throws SQLException {
+        try (Connection connection = admin().getConnection();
+             Statement ddl = connection.createStatement()) {
+            for (String statement : dialect(connection).ddl(table)) {
+                ddl.execute(statement);
+            }
+            for (String column : List.of("claimant", "claim_token", "claim_until")) {
+                ddl.execute("ALTER TABLE " + table + " DROP COLUMN " + column);
+            }
+        }
+    }
+
+    /** Drops {@code table} and its token counter. */
+    void dropTable(String table) throws SQLException {
+        try (Connection connection = admin().getConnection();
+             Statement drop = connection.createStatement()) {
+            drop.execute("DROP TABLE " + table);
+            drop.execute(dropTokenCounter(connection, table));
+        }
+    }
+
     static Dialect dialect(Connection connection) throws SQLException {
         return Dialect.detect(connection);
     }

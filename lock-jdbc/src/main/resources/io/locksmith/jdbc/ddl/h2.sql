@@ -12,6 +12,10 @@ CREATE SEQUENCE IF NOT EXISTS ${table}_token;
 -- In session mode a holder records owner, token, acquired_at and holder (its SESSION_ID(), for a forced release)
 -- inside the transaction that holds the row. That transaction never commits: only READ UNCOMMITTED readers see
 -- the record, and the rollback that ends the hold erases it.
+--
+-- In lease mode a waiter of another process claims the next turn: claimant is its owner id, claim_token the
+-- row's token when it claimed (after 8 more grants to others only the claimant may take the lock), claim_until
+-- when the claim lapses unless the waiter refreshes it. Locksmith adds these three columns to an older table.
 CREATE TABLE IF NOT EXISTS ${table} (
     lock_key    BINARY(32)                  NOT NULL PRIMARY KEY,
     namespace   VARCHAR(64)                 NOT NULL,
@@ -20,5 +24,8 @@ CREATE TABLE IF NOT EXISTS ${table} (
     token       BIGINT                      NOT NULL,
     acquired_at TIMESTAMP(6) WITH TIME ZONE,
     expires_at  TIMESTAMP(6) WITH TIME ZONE NOT NULL,
-    holder      BIGINT
+    holder      BIGINT,
+    claimant    VARCHAR(64),
+    claim_token BIGINT,
+    claim_until TIMESTAMP(6) WITH TIME ZONE
 );

@@ -17,6 +17,10 @@ CREATE TABLE IF NOT EXISTS ${table}_token (
 -- In session mode a holder records owner, token, acquired_at and holder (its CONNECTION_ID(), for a forced
 -- release) inside the transaction that holds the row. That transaction never commits: only READ UNCOMMITTED
 -- readers see the record, and the rollback that ends the hold erases it.
+--
+-- In lease mode a waiter of another process claims the next turn: claimant is its owner id, claim_token the
+-- row's token when it claimed (after 8 more grants to others only the claimant may take the lock), claim_until
+-- when the claim lapses unless the waiter refreshes it. Locksmith adds these three columns to an older table.
 CREATE TABLE IF NOT EXISTS ${table} (
     lock_key    BINARY(32)   NOT NULL,
     namespace   VARCHAR(64)  CHARACTER SET ascii NOT NULL,
@@ -26,5 +30,8 @@ CREATE TABLE IF NOT EXISTS ${table} (
     acquired_at DATETIME(6)  NULL,
     expires_at  DATETIME(6)  NOT NULL,
     holder      BIGINT       NULL,
+    claimant    VARCHAR(64)  CHARACTER SET ascii NULL,
+    claim_token BIGINT       NULL,
+    claim_until DATETIME(6)  NULL,
     PRIMARY KEY (lock_key)
 ) ENGINE = InnoDB;

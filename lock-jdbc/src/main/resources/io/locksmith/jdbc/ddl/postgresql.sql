@@ -7,6 +7,10 @@ CREATE SEQUENCE IF NOT EXISTS ${table}_token;
 
 -- lock_key is SHA-256 over UTF-8 (namespace, NUL, name); namespace and name are kept for tools. One row per
 -- distinct name ever locked; rows stay after release so the fencing token keeps growing.
+--
+-- In lease mode a waiter of another process claims the next turn: claimant is its owner id, claim_token the
+-- row's token when it claimed (after 8 more grants to others only the claimant may take the lock), claim_until
+-- when the claim lapses unless the waiter refreshes it. Locksmith adds these three columns to an older table.
 CREATE TABLE IF NOT EXISTS ${table} (
     lock_key    BYTEA          NOT NULL PRIMARY KEY,
     namespace   VARCHAR(64)    NOT NULL,
@@ -14,5 +18,8 @@ CREATE TABLE IF NOT EXISTS ${table} (
     owner       VARCHAR(64),
     token       BIGINT         NOT NULL,
     acquired_at TIMESTAMPTZ(6),
-    expires_at  TIMESTAMPTZ(6) NOT NULL
+    expires_at  TIMESTAMPTZ(6) NOT NULL,
+    claimant    VARCHAR(64),
+    claim_token BIGINT,
+    claim_until TIMESTAMPTZ(6)
 );

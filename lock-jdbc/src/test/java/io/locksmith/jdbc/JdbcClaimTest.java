@@ -1,0 +1,258 @@
+package io.locksmith.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.locksmith.LockBackendException;
+import io.locksmith.LockOptions;
+import io.locksmith.jdbc.JdbcLockProviders.Mode;
+import io.locksmith.spi.Acquisition;
+import io.locksmith.spi.LockStore;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ThreadLocalRandom;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Lease mode's turns across providers, through the store itself and without timing: a waiting run's claim lets
+ * others take the lock {@value LockStore#GRANTS_PAST_A_CLAIM} times, then the claimant alone; the claimant's grant,
+ * release or abandon ends the claim; an attempt that will not wait claims nothing; a lapsed claim blocks nobody;
+ * and a table made by an earlier version gets the claim columns.
+ */
+@DisplayName("JDBC lease mode: a waiting run's claim to the next turn")
+class JdbcClaimTest {
+
+    private static final String TABLE = "locksmith_claim_test";
+    private static final Duration LEASE = Duration.ofSeconds(60);
+    private static final Duration SLACK = Duration.ofSeconds(10);
+    /** The wake-up of an attempt whose caller will wait; the store may or may not run it. */
+    private static final Runnable WAITS = () -> { };
+    private static final String NAME = "turns";
+
+    private final List<AutoCloseable> closeAfter = new CopyOnWriteArrayList<>();
+    private final String namespace = "cl" + Long.toHexString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE);
+
+    @AfterEach
+    void closeEverything() throws Exception {
+        for (int i = closeAfter.size() - 1; i >= 0; i--) {
+            closeAfter.get(i).close();
+        }
+        closeAfter.clear();
+    }
+
+    private LockOptions options() {
+        return LockOptions.builder()
+                .namespace(namespace)
+                // 5 s: a provider's first connection (driver and H2 start-up) must fit on a busy machine
+                .operationTimeout(Duration.ofSeconds(5))
+                .build();
+    }
+
+    /** A lease-mode store on a pool of its own, as another process would have. */
+    @SuppressWarnings("unchecked")
+    private LockStore<Object> store(JdbcTarget target, String table, boolean createTable) {
+        HikariDataSource pool = target.pool(Duration.ofSeconds(5), 4);
+        LockStore<?> store = JdbcLockProviders.builder(pool).mode(Mode.LEASE).table(table).createTable(createTable)
+                .options(options()).closing(pool, target.jdbcUrl()).buildStore();
+        closeAfter.add(store);
+        return (LockStore<Object>) store;
+    }
+
+    private LockStore<Object> store(JdbcTarget target) {
+        return store(target, TABLE, true);
+    }
+
+    /** A run of {@code owner} that takes the lock, without waiting; whether it got it. */
+    private static boolean takes(LockStore<Object> store, String owner) {
+        Object hold = store.newHold(NAME, owner);
+        if (!store.tryAcquire(hold, LEASE, Duration.ZERO, null).isAcquired()) {
+            return false;
+        }
+        assertThat(store.release(hold)).as("release by %s", owner).isTrue();
+        return true;
+    }
+
+    /** Runs of other owners take and release the lock {@code times} times, each without waiting. */
+    private static void othersTakeTurns(LockStore<Object> store, String prefix, int times) {
+        for (int i = 1; i <= times; i++) {
+            assertThat(takes(store, prefix + "." + i)).as("grant %d to another owner", i).isTrue();
+        }
+    }
+
+    private String claimant(JdbcTarget target) throws SQLException {
+        return target.claimant(TABLE, namespace, NAME);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES", "MYSQL_CONNECTOR_J"})
+    @DisplayName("a waiter's claim lets others take the lock 8 times, then only the claimant; its grant ends it")
+    void claimantGetsTheTurnAfterEightGrants(JdbcTarget target) throws Exception {
+        LockStore<Object> holders = store(target);
+        LockStore<Object> waiters = store(target);
+        Object first = holders.newHold(NAME, "a.1");
+        assertThat(holders.tryAcquire(first, LEASE, Duration.ZERO, null).isAcquired()).isTrue();
+
+        Object claimantRun = waiters.newHold(NAME, "b.1");
+        Acquisition answer = waiters.tryAcquire(claimantRun, LEASE, Duration.ZERO, WAITS);
+        assertThat(answer.isAcquired()).as("the waiter's attempt while held").isFalse();
+        assertThat(answer.isClaimed()).as("the waiter's attempt claims the next turn: %s", answer).isTrue();
+        assertThat(claimant(target)).isEqualTo("b.1");
+        Object second = waiters.newHold(NAME, "c.1");
+        Acquisition secondAnswer = waiters.tryAcquire(second, LEASE, Duration.ZERO, WAITS);
+        assertThat(secondAnswer.isClaimed()).as("a second waiter while the claim lives: %s", secondAnswer).isFalse();
+        assertThat(secondAnswer.isAcquired()).isFalse();
+        waiters.abandon(second);
+        assertThat(holders.release(first)).isTrue();
+
+        othersTakeTurns(holders, "o", 4);
+        // the claimant looks again while another holds: a refresh keeps the count of grants since the claim
+        Object fifth = holders.newHold(NAME, "o.5");
+        assertThat(holders.tryAcquire(fifth, LEASE, Duration.ZERO, null).isAcquired()).isTrue();
+        assertThat(waiters.tryAcquire(claimantRun, LEASE, Duration.ZERO, WAITS).isClaimed())
+                .as("the claimant's attempt while another holds refreshes its claim").isTrue();
+        assertThat(holders.release(fifth)).isTrue();
+        othersTakeTurns(holders, "p", 3);
+
+        Object ninth = holders.newHold(NAME, "o.9");
+        Acquisition refused = holders.tryAcquire(ninth, LEASE, Duration.ZERO, null);
+        assertThat(refused.isAcquired()).as("a 9th grant to another owner while the claim lives").isFalse();
+        assertThat(refused.isClaimed()).isFalse();
+        assertThat(holders.isLocked(NAME)).as("the lock is free, only refused to others").isFalse();
+
+        Acquisition granted = waiters.tryAcquire(claimantRun, LEASE, Duration.ZERO, WAITS);
+        assertThat(granted.isAcquired()).as("the claimant's attempt").isTrue();
+        assertThat(claimant(target)).as("the claim after the claimant's grant").isNull();
+        assertThat(waiters.release(claimantRun)).isTrue();
+        assertThat(takes(holders, "o.10")).as("another owner after the claimant's turn").isTrue();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES", "MYSQL_CONNECTOR_J"})
+    @DisplayName("the claimant's abandon or release ends its claim")
+    void abandonAndReleaseEndTheClaim(JdbcTarget target) throws Exception {
+        LockStore<Object> holders = store(target);
+        LockStore<Object> waiters = store(target);
+        Object held = holders.newHold(NAME, "a.1");
+        assertThat(holders.tryAcquire(held, LEASE, Duration.ZERO, null).isAcquired()).isTrue();
+
+        Object gaveUp = waiters.newHold(NAME, "b.1");
+        assertThat(waiters.tryAcquire(gaveUp, LEASE, Duration.ZERO, WAITS).isClaimed()).isTrue();
+        waiters.abandon(gaveUp);
+        assertThat(claimant(target)).as("the claim after the claimant's abandon").isNull();
+
+        // a run whose attempt failed after it had claimed is released in the background, never having held
+        Object failed = waiters.newHold(NAME, "b.2");
+        assertThat(waiters.tryAcquire(failed, LEASE, Duration.ZERO, WAITS).isClaimed()).isTrue();
+        assertThat(waiters.release(failed)).as("release of a run that never held").isFalse();
+        assertThat(claimant(target)).as("the claim after the claimant's release").isNull();
+
+        assertThat(holders.release(held)).isTrue();
+        othersTakeTurns(holders, "o", LockStore.GRANTS_PAST_A_CLAIM + 1);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES", "MYSQL_CONNECTOR_J"})
+    @DisplayName("an attempt that will not wait claims nothing")
+    void noClaimWithoutWakeUp(JdbcTarget target) throws Exception {
+        LockStore<Object> holders = store(target);
+        LockStore<Object> others = store(target);
+        Object held = holders.newHold(NAME, "a.1");
+        assertThat(holders.tryAcquire(held, LEASE, Duration.ZERO, null).isAcquired()).isTrue();
+        Acquisition answer = others.tryAcquire(others.newHold(NAME, "b.1"), LEASE, Duration.ZERO, null);
+        assertThat(answer.isAcquired()).isFalse();
+        assertThat(answer.isClaimed()).as("an attempt without a wake-up: %s", answer).isFalse();
+        assertThat(claimant(target)).isNull();
+        assertThat(holders.release(held)).isTrue();
+        othersTakeTurns(holders, "o", LockStore.GRANTS_PAST_A_CLAIM + 1);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES", "MYSQL_CONNECTOR_J"})
+    @DisplayName("a claim lapses one claimant's lease after its last attempt, and then blocks nobody")
+    void lapsedClaimBlocksNobody(JdbcTarget target) throws Exception {
+        LockStore<Object> holders = store(target);
+        LockStore<Object> waiters = store(target);
+        Object held = holders.newHold(NAME, "a.1");
+        assertThat(holders.tryAcquire(held, LEASE, Duration.ZERO, null).isAcquired()).isTrue();
+        Object claimantRun = waiters.newHold(NAME, "b.1");
+        assertThat(waiters.tryAcquire(claimantRun, Duration.ofSeconds(1), Duration.ZERO, WAITS).isClaimed()).isTrue();
+        assertThat(holders.release(held)).isTrue();
+
+        long deadline = System.nanoTime() + SLACK.toNanos();
+        while (!target.claimLapsed(TABLE, namespace, NAME)) {
+            assertThat(System.nanoTime() - deadline).as("the claim lapses by the database clock").isNegative();
+            Thread.sleep(20);
+        }
+        othersTakeTurns(holders, "p", LockStore.GRANTS_PAST_A_CLAIM + 1);
+        Object next = holders.newHold(NAME, "q.1");
+        assertThat(holders.tryAcquire(next, LEASE, Duration.ZERO, null).isAcquired()).isTrue();
+        Object another = waiters.newHold(NAME, "c.1");
+        assertThat(waiters.tryAcquire(another, LEASE, Duration.ZERO, WAITS).isClaimed())
+                .as("another waiter takes over the lapsed claim").isTrue();
+        assertThat(claimant(target)).isEqualTo("c.1");
+        waiters.abandon(another);
+        assertThat(holders.release(next)).isTrue();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES", "MYSQL_CONNECTOR_J"})
+    @DisplayName("a table of an earlier version gets the claim columns at first use; with createTable off, an error")
+    void tableOfAnEarlierVersionGetsTheColumns(JdbcTarget target) throws Exception {
+        String table = "locksmith_claim_upgrade_"
+                + Long.toHexString(ThreadLocalRandom.current().nextLong() & 0xffffffL);
+        target.createTableWithoutClaims(table);
+        try {
+            String alter;
+            try (Connection connection = target.admin().getConnection();
+                 PreparedStatement insert = connection.prepareStatement(
+                         JdbcTarget.dialect(connection).insertIfAbsent(table))) {
+                // a row an earlier version left behind
+                insert.setBytes(1, LockTable.key(namespace, "left-behind"));
+                insert.setString(2, namespace);
+                insert.setString(3, "left-behind");
+                insert.executeUpdate();
+                alter = JdbcTarget.dialect(connection).addClaimColumns(table);
+            }
+            LockStore<Object> unmanaged = store(target, table, false);
+            assertThatThrownBy(() -> unmanaged.tryAcquire(unmanaged.newHold(NAME, "x.1"), LEASE, Duration.ZERO, null))
+                    .as("createTable off").isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("no claim columns").hasMessageContaining("createTable is off")
+                    .hasMessageContaining(alter);
+
+            LockStore<Object> holders = store(target, table, true);
+            LockStore<Object> waiters = store(target, table, true);
+            Object held = holders.newHold(NAME, "a.1");
+            assertThat(holders.tryAcquire(held, LEASE, Duration.ZERO, null).isAcquired())
+                    .as("the first attempt after the upgrade").isTrue();
+            try (Connection connection = target.admin().getConnection();
+                 Statement probe = connection.createStatement()) {
+                probe.executeQuery("SELECT claimant, claim_token, claim_until FROM " + table + " WHERE 1 = 0")
+                        .close();
+            }
+            Object waiting = waiters.newHold(NAME, "b.1");
+            assertThat(waiters.tryAcquire(waiting, LEASE, Duration.ZERO, WAITS).isClaimed()).isTrue();
+            assertThat(target.claimant(table, namespace, NAME)).isEqualTo("b.1");
+            assertThat(holders.release(held)).isTrue();
+            assertThat(waiters.tryAcquire(waiting, LEASE, Duration.ZERO, WAITS).isAcquired()).isTrue();
+            assertThat(waiters.release(waiting)).isTrue();
+            Object leftBehind = holders.newHold("left-behind", "a.2");
+            assertThat(holders.tryAcquire(leftBehind, LEASE, Duration.ZERO, null).isAcquired())
+                    .as("the row an earlier version left behind").isTrue();
+            assertThat(holders.release(leftBehind)).isTrue();
+            assertThat(unmanaged.tryAcquire(unmanaged.newHold(NAME, "x.2"), LEASE, Duration.ZERO, null)
+                    .isAcquired()).as("the createTable-off store once the columns exist").isTrue();
+        } finally {
+            closeEverything();
+            target.dropTable(table);
+        }
+    }
+}
