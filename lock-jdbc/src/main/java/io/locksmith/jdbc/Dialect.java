@@ -317,6 +317,15 @@ abstract class Dialect {
     abstract String drawTokenSql(String table);
 
     /**
+     * An SQL expression that draws a session-mode token from the table's counter inside another statement, where
+     * row locks never wait ({@link #locksBlock} false) and claims count the tokens drawn since they were made (see
+     * {@link LockTable#claimTurn}).
+     */
+    String drawTokenExpression(String table) {
+        throw new UnsupportedOperationException(displayName + " session mode queues lock waits and keeps no claims");
+    }
+
+    /**
      * Deletes what earlier draws left in the token counter below the bound value, or null where the counter is a
      * sequence.
      */

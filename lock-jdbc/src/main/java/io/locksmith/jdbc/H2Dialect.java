@@ -75,7 +75,12 @@ final class H2Dialect extends Dialect {
 
     @Override
     String drawTokenSql(String table) {
-        return "VALUES NEXT VALUE FOR " + table + "_token";
+        return "VALUES " + drawTokenExpression(table);
+    }
+
+    @Override
+    String drawTokenExpression(String table) {
+        return "NEXT VALUE FOR " + table + "_token";
     }
 
     @Override

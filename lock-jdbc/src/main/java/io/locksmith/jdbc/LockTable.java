@@ -1,6 +1,7 @@
 package io.locksmith.jdbc;
 
 import io.locksmith.LockBackendException;
+import io.locksmith.spi.LockStore;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -117,11 +118,27 @@ final class LockTable {
      * contain NUL, so distinct pairs are distinct inputs; the key is binary, so case and trailing spaces count.
      */
     static byte[] key(String namespace, String name) {
+        return digest(namespace, name, false);
+    }
+
+    /**
+     * The key of the row that keeps session-mode claims to the turns of {@code name} where waiters poll (see
+     * {@link #claimTurn}): SHA-256 over UTF-8 of namespace, NUL, name, NUL. A lock's key hashes one NUL, so no
+     * lock has this key.
+     */
+    static byte[] claimKey(String namespace, String name) {
+        return digest(namespace, name, true);
+    }
+
+    private static byte[] digest(String namespace, String name, boolean claim) {
         try {
             MessageDigest sha = MessageDigest.getInstance("SHA-256");
             sha.update(namespace.getBytes(StandardCharsets.UTF_8));
             sha.update((byte) 0);
             sha.update(name.getBytes(StandardCharsets.UTF_8));
+            if (claim) {
+                sha.update((byte) 0);
+            }
             return sha.digest();
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is missing from this JVM", e);
@@ -277,7 +294,9 @@ final class LockTable {
             if (createTable && !tableExists(connection)) {
                 createTable(connection, detected);
             }
-            if (claims && !hasClaimColumns(connection)) {
+            // lease mode keeps its claims in the lock rows; session mode where row locks never wait (H2) in rows
+            // of their own (see claimTurn)
+            if ((claims || !detected.locksBlock()) && !hasClaimColumns(connection)) {
                 addClaimColumns(connection, detected);
             }
             holderColumn = detected.recordsHolder() && hasHolderColumn(connection);
@@ -666,22 +685,81 @@ final class LockTable {
     /**
      * Records a session-mode hold in the row of {@code key}, which the connection's transaction has just locked,
      * where other sessions can read it (see {@link #sessionHolder}), on databases whose holders record themselves
-     * ({@link Dialect#recordsHolder}).
+     * ({@link Dialect#recordsHolder}). Where row locks never wait ({@link Dialect#locksBlock} false), the same
+     * statement refuses the hold if another run's live claim to the turn (see {@link #claimTurn}) has seen
+     * {@value LockStore#GRANTS_PAST_A_CLAIM} tokens drawn since it was made: every grant draws one, so at most that
+     * many grants pass a claim (fewer where refused attempts, other claims and other names' grants draw too).
+     *
+     * @param claimKey the key of the row keeping the name's claim, used where row locks never wait
+     * @return false if a claim refused the hold, which the caller then rolls back
      */
-    void recordSessionHold(Connection connection, byte[] key, String owner, long token, int queryTimeout)
-            throws SQLException {
+    boolean recordSessionHold(Connection connection, byte[] key, byte[] claimKey, String owner, long token,
+            int queryTimeout) throws SQLException {
         Dialect d = dialect;
-        if (!d.recordsHolder()) {
-            return;
+        boolean claimed = !d.locksBlock();
+        if (!d.recordsHolder() && !claimed) {
+            return true;
         }
         try (PreparedStatement record = connection.prepareStatement("UPDATE " + table + " SET owner = ?, token = ?,"
                 + " acquired_at = " + d.now() + (holderColumn ? ", holder = " + d.connectionId() : "")
-                + " WHERE lock_key = ?")) {
+                + " WHERE lock_key = ?" + (claimed ? " AND NOT EXISTS (SELECT 1 FROM " + table + " c WHERE"
+                + " c.lock_key = ? AND c.claimant <> ? AND c.claim_until > " + d.now() + " AND c.claim_token < ?)"
+                : ""))) {
             record.setQueryTimeout(queryTimeout);
             record.setString(1, owner);
             record.setLong(2, token);
             record.setBytes(3, key);
-            record.executeUpdate();
+            if (claimed) {
+                record.setBytes(4, claimKey);
+                record.setString(5, owner);
+                record.setLong(6, token - LockStore.GRANTS_PAST_A_CLAIM);
+            }
+            return record.executeUpdate() > 0;
+        }
+    }
+
+    /**
+     * Session mode where row locks never wait (H2), whose waiters poll and would rarely find the row free while
+     * the holder's provider passes the lock among its own threads: claims the next turn of a name for the waiting
+     * run {@code owner}, or refreshes the run's live claim, for {@code lease} from now, in autocommit. The claim
+     * lives in a row of its own ({@link #claimKey}), since the lock's row is locked by its holder for the whole
+     * hold; a new claim draws a token from the table's counter, from which {@link #recordSessionHold} counts, and a
+     * refresh or a refused claim draws none. Inserts the claim row on first use.
+     *
+     * @return whether the run holds the claim now
+     */
+    boolean claimTurn(Connection connection, byte[] claimKey, String namespace, String name, String owner,
+            Duration lease) throws SQLException {
+        Dialect d = dialect;
+        String sql = "UPDATE " + table + " SET claim_token = CASE WHEN claimant = ? AND claim_until > " + d.now()
+                + " THEN claim_token ELSE " + d.drawTokenExpression(table) + " END, claim_until = "
+                + d.nowPlusMicros() + ", claimant = ? WHERE lock_key = ? AND (claimant IS NULL OR claimant = ? OR"
+                + " claim_until <= " + d.now() + ")";
+        for (int attempt = 0; ; attempt++) {
+            try (PreparedStatement claim = connection.prepareStatement(sql)) {
+                claim.setQueryTimeout(queryTimeoutSeconds);
+                claim.setString(1, owner);
+                claim.setLong(2, Dialect.micros(lease));
+                claim.setString(3, owner);
+                claim.setBytes(4, claimKey);
+                claim.setString(5, owner);
+                if (claim.executeUpdate() > 0) {
+                    return true;
+                }
+            }
+            if (attempt > 0 || insertIfAbsent(connection, claimKey, namespace, name) == 0) {
+                return false; // another run's claim lives
+            }
+        }
+    }
+
+    /** Ends the session-mode claim of {@code owner} in the row of {@code claimKey}, if it has one, in autocommit. */
+    void dropClaimTurn(Connection connection, byte[] claimKey, String owner) throws SQLException {
+        try (PreparedStatement drop = connection.prepareStatement(dialect.dropClaimUpdate(table))) {
+            drop.setQueryTimeout(queryTimeoutSeconds);
+            drop.setBytes(1, claimKey);
+            drop.setString(2, owner);
+            drop.executeUpdate();
         }
     }
 

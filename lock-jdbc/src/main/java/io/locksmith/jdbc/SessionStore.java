@@ -29,7 +29,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The database queues the waiters and decides who is next; {@code tryAcquire}'s {@code wait} becomes the
  * statement's lock wait (NOWAIT for a zero wait). If the holder's connection dies, the database rolls the
- * transaction back and the next waiter gets the lock at once. Release is a rollback, so nothing a hold did is
+ * transaction back and the next waiter gets the lock at once. H2's row locks never wait here (an H2 lock wait
+ * swallows interrupts), so its waiters poll, and a waiting run claims the next turn in a row of its own, as lease
+ * mode does in the lock's row ({@link LockTable#claimTurn}, {@link LockStore#GRANTS_PAST_A_CLAIM}). Release is a rollback, so nothing a hold did is
  * ever committed: the fencing token comes from a counter a rollback never gives back (a sequence, or an
  * AUTO_INCREMENT on MySQL/MariaDB), drawn after the row is locked and committed on a connection of its own
  * ({@link TokenCounter}), so tokens grow in the order of the holds, also across holders whose connection died
@@ -136,7 +138,7 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
                 } catch (SQLException e) {
                     if (waiter.cancelled || dialect.isLockNotAvailable(e)) {
                         connection.rollback();
-                        return Acquisition.busy();
+                        return waiter.cancelled ? Acquisition.busy() : busy(connection, hold, lease, wakeUp);
                     }
                     throw e;
                 }
@@ -148,14 +150,22 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
                     continue;
                 }
                 long token;
+                boolean recorded;
                 try {
                     token = tokens.next();
-                    table.recordSessionHold(connection, hold.key, hold.owner, token, queryTimeout);
+                    recorded = table.recordSessionHold(connection, hold.key,
+                            dialect.locksBlock() ? null : hold.claimKey(namespace), hold.owner, token, queryTimeout);
                 } catch (SQLException e) {
                     if (!waiter.cancelled) {
                         throw e;
                     }
                     token = -1; // a cancel meant for the lock wait hit this statement
+                    recorded = true;
+                }
+                if (!recorded) {
+                    // the row was free, but another run's claim to the turn has seen its grants pass
+                    connection.rollback();
+                    return busy(connection, hold, lease, wakeUp);
                 }
                 if (!waiter.cancelled) {
                     // no lock wait on this connection any more: what the hold does later (rollback, validity
@@ -168,6 +178,9 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
                 }
                 kept = true;
                 openTransactions.add(hold);
+                if (hold.mayHaveClaimed) {
+                    dropClaim(hold); // the claimant's grant ends its claim
+                }
                 if (closed) {
                     end(hold); // close() may have missed it
                     return Acquisition.busy();
@@ -184,10 +197,41 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
         }
     }
 
+    /**
+     * The answer to an attempt that found the lock busy, on the connection the attempt rolled back. Where the
+     * database queues lock waits itself ({@link Dialect#locksBlock}), its queue serves waiters in turn. Where row
+     * locks never wait (H2), waiters poll, and a run that will wait claims the next turn (see
+     * {@link LockTable#claimTurn}), so that a provider passing the lock among its own threads cannot starve it.
+     */
+    private Acquisition busy(Connection connection, SessionHold hold, Duration lease, Runnable wakeUp)
+            throws SQLException {
+        if (wakeUp == null || table.dialect().locksBlock()) {
+            return Acquisition.busy(); // the caller does not wait, or the database queues it
+        }
+        connection.setAutoCommit(true);
+        hold.mayHaveClaimed = true; // before the statement: one whose answer is lost may still have claimed
+        boolean held = table.claimTurn(connection, hold.claimKey(namespace), namespace, hold.name, hold.owner, lease);
+        return held ? Acquisition.claimed(null) : Acquisition.busy();
+    }
+
+    /** Ends the claim of a run that may have claimed a turn; quietly, since an unended claim lapses with its lease. */
+    private void dropClaim(SessionHold hold) {
+        hold.mayHaveClaimed = false;
+        try {
+            tokens.dropClaim(hold.claimKey(namespace), hold.owner);
+        } catch (SQLException | RuntimeException e) {
+            log.debug("{}: ending the claim of {} failed (it lapses with its lease): {}", address(), hold,
+                    e.toString());
+        }
+    }
+
     @Override
     public boolean release(SessionHold hold) {
         Connection connection = hold.end();
         if (connection == null) {
+            if (hold.mayHaveClaimed) {
+                dropClaim(hold); // a run that waited and holds nothing
+            }
             return false; // not held: released or ended already, or never acquired
         }
         openTransactions.remove(hold);
@@ -250,6 +294,9 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
     @Override
     public void abandon(SessionHold hold) {
         end(hold);
+        if (hold.mayHaveClaimed) {
+            dropClaim(hold);
+        }
     }
 
     @Override
@@ -485,6 +532,9 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
         final String name;
         final byte[] key;
         final String owner;
+        /** Set before the run's first claim statement, so that its grant, release and abandon end a claim. */
+        volatile boolean mayHaveClaimed;
+        private byte[] claimKey; // guarded by this
         private Connection connection; // guarded by this
         private boolean ended; // guarded by this
 
@@ -492,6 +542,14 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
             this.name = name;
             this.key = key;
             this.owner = owner;
+        }
+
+        /** The key of the row keeping the name's claim (see {@link LockTable#claimTurn}), computed once per run. */
+        synchronized byte[] claimKey(String namespace) {
+            if (claimKey == null) {
+                claimKey = LockTable.claimKey(namespace, name);
+            }
+            return claimKey;
         }
 
         /** Whether an attempt may take the lock for this run: it neither holds nor has ended. */

@@ -18,7 +18,8 @@ import org.slf4j.LoggerFactory;
  * <p>One connection, kept while the store is open, serves every draw of the store in turn: a draw is one short
  * statement, and a connection borrowed per draw could wait forever for a pool that holders have emptied, each
  * of them holding its row lock while it waits for its token. A dead connection (a restarted database, a server
- * that ended an idle session) is replaced once per draw.
+ * that ended an idle session) is replaced once per draw. Where waiters poll (H2), a claimant's grant ends its claim
+ * to the turn on this connection too, for the same reason.
  */
 final class TokenCounter implements AutoCloseable {
 
@@ -41,8 +42,32 @@ final class TokenCounter implements AutoCloseable {
      * interruptibly: an acquisition that holds its row lock already finishes (the interrupt status stays set).
      */
     long next() throws SQLException {
+        return onConnection(connection -> {
+            long token = table.drawToken(connection);
+            if (++draws % TRIM_EVERY == 0) {
+                table.trimTokens(connection, token);
+            }
+            return token;
+        });
+    }
+
+    /**
+     * Ends a run's claim to a turn (see {@link LockTable#claimTurn}), on this connection, which needs no pooled
+     * connection of its own: a claimant that was granted the lock holds one already, and the pool may have no
+     * other.
+     */
+    void dropClaim(byte[] claimKey, String owner) throws SQLException {
+        onConnection(connection -> {
+            table.dropClaimTurn(connection, claimKey, owner);
+            return null;
+        });
+    }
+
+    /** Runs one short statement's work on the connection, in turn with other threads, replacing a dead one once. */
+    private <T> T onConnection(LockTable.SqlWork<T> work) throws SQLException {
         if (!lockUninterruptibly(table.timeout().toNanos())) {
-            throw new SQLTimeoutException("other threads' token draws took longer than the operation timeout");
+            throw new SQLTimeoutException("other threads' statements on the token connection took longer than the"
+                    + " operation timeout");
         }
         try {
             if (closed) {
@@ -54,18 +79,14 @@ final class TokenCounter implements AutoCloseable {
                     connection = table.borrow(table.timeout()); // in autocommit, as every borrowed connection
                 }
                 try {
-                    long token = table.drawToken(connection);
-                    if (++draws % TRIM_EVERY == 0) {
-                        table.trimTokens(connection, token);
-                    }
-                    return token;
+                    return work.run(connection);
                 } catch (SQLException e) {
                     boolean dead = LockTable.isDead(connection);
                     drop();
                     if (!dead || fresh || attempt > 1) {
                         throw e;
                     }
-                    log.debug("{}: the token connection died ({}); drawing on a new one", table.address(),
+                    log.debug("{}: the token connection died ({}); running on a new one", table.address(),
                             e.toString());
                 }
             }

@@ -19,6 +19,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -69,6 +70,16 @@ class JdbcClaimTest {
 
     private LockStore<Object> store(JdbcTarget target) {
         return store(target, TABLE, true);
+    }
+
+    /** A session-mode store on a pool of its own, as another process would have. */
+    @SuppressWarnings("unchecked")
+    private LockStore<Object> sessionStore(JdbcTarget target) {
+        HikariDataSource pool = target.pool(Duration.ofSeconds(5), 4);
+        LockStore<?> store = JdbcLockProviders.builder(pool).mode(Mode.SESSION).table(TABLE).options(options())
+                .closing(pool, target.jdbcUrl()).buildStore();
+        closeAfter.add(store);
+        return (LockStore<Object>) store;
     }
 
     /** A run of {@code owner} that takes the lock, without waiting; whether it got it. */
@@ -133,6 +144,59 @@ class JdbcClaimTest {
         assertThat(claimant(target)).as("the claim after the claimant's grant").isNull();
         assertThat(waiters.release(claimantRun)).isTrue();
         assertThat(takes(holders, "o.10")).as("another owner after the claimant's turn").isTrue();
+    }
+
+    /**
+     * H2's row locks never wait, so session mode polls there, and claims the turn in a row of its own. The count is
+     * of tokens drawn since the claim: here only the grants draw, so it is exact.
+     */
+    @Test
+    @DisplayName("H2 session mode, where waiters poll: a waiter's claim lets others take the lock 8 times, then only"
+            + " the claimant; its grant, abandon or release ends it; an attempt that will not wait claims nothing")
+    void h2SessionModeClaims() throws Exception {
+        JdbcTarget target = JdbcTarget.H2;
+        LockStore<Object> holders = sessionStore(target);
+        LockStore<Object> waiters = sessionStore(target);
+        Object first = holders.newHold(NAME, "a.1");
+        assertThat(holders.tryAcquire(first, LEASE, Duration.ZERO, null).isAcquired()).isTrue();
+        Acquisition noWait = waiters.tryAcquire(waiters.newHold(NAME, "x.1"), LEASE, Duration.ZERO, null);
+        assertThat(noWait.isAcquired() || noWait.isClaimed()).as("an attempt without a wake-up: %s", noWait).isFalse();
+        assertThat(target.sessionClaimant(TABLE, namespace, NAME)).isNull();
+
+        Object claimantRun = waiters.newHold(NAME, "b.1");
+        Acquisition answer = waiters.tryAcquire(claimantRun, LEASE, Duration.ZERO, WAITS);
+        assertThat(answer.isClaimed()).as("the waiter's attempt while held: %s", answer).isTrue();
+        assertThat(target.sessionClaimant(TABLE, namespace, NAME)).isEqualTo("b.1");
+        Acquisition second = waiters.tryAcquire(waiters.newHold(NAME, "c.1"), LEASE, Duration.ZERO, WAITS);
+        assertThat(second.isClaimed() || second.isAcquired()).as("a second waiter: %s", second).isFalse();
+        assertThat(holders.release(first)).isTrue();
+
+        othersTakeTurns(holders, "o", LockStore.GRANTS_PAST_A_CLAIM);
+        Acquisition refused = holders.tryAcquire(holders.newHold(NAME, "o.9"), LEASE, Duration.ZERO, null);
+        assertThat(refused.isAcquired()).as("a 9th grant to another owner while the claim lives").isFalse();
+        assertThat(holders.isLocked(NAME)).as("the lock is free, only refused to others").isFalse();
+
+        assertThat(waiters.tryAcquire(claimantRun, LEASE, Duration.ZERO, WAITS).isAcquired())
+                .as("the claimant's attempt").isTrue();
+        assertThat(target.sessionClaimant(TABLE, namespace, NAME)).as("the claim after the claimant's grant")
+                .isNull();
+        assertThat(waiters.release(claimantRun)).isTrue();
+        othersTakeTurns(holders, "p", LockStore.GRANTS_PAST_A_CLAIM + 1);
+
+        Object held = holders.newHold(NAME, "q.1");
+        assertThat(holders.tryAcquire(held, LEASE, Duration.ZERO, null).isAcquired()).isTrue();
+        Object gaveUp = waiters.newHold(NAME, "b.2");
+        assertThat(waiters.tryAcquire(gaveUp, LEASE, Duration.ZERO, WAITS).isClaimed()).isTrue();
+        waiters.abandon(gaveUp);
+        assertThat(target.sessionClaimant(TABLE, namespace, NAME)).as("the claim after the claimant's abandon")
+                .isNull();
+        Object failed = waiters.newHold(NAME, "b.3");
+        assertThat(waiters.tryAcquire(failed, LEASE, Duration.ZERO, WAITS).isClaimed()).isTrue();
+        assertThat(waiters.release(failed)).as("release of a run that never held").isFalse();
+        assertThat(target.sessionClaimant(TABLE, namespace, NAME)).as("the claim after the claimant's release")
+                .isNull();
+        assertThat(holders.release(held)).isTrue();
+        othersTakeTurns(holders, "r", LockStore.GRANTS_PAST_A_CLAIM + 1);
     }
 
     @ParameterizedTest(name = "{0}")

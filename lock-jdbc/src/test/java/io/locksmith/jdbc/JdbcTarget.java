@@ -264,6 +264,18 @@ enum JdbcTarget {
         }
     }
 
+    /** The owner of the live or lapsed session-mode claim of a lock where waiters poll (H2), or null. */
+    String sessionClaimant(String table, String namespace, String name) throws SQLException {
+        try (Connection connection = admin().getConnection();
+             PreparedStatement select = connection.prepareStatement("SELECT claimant FROM " + table
+                     + " WHERE lock_key = ?")) {
+            select.setBytes(1, LockTable.claimKey(namespace, name));
+            try (ResultSet row = select.executeQuery()) {
+                return row.next() ? row.getString(1) : null;
+            }
+        }
+    }
+
     /** Whether the claim on a lease-mode lock has lapsed by the database clock (true if there is none). */
     boolean claimLapsed(String table, String namespace, String name) throws SQLException {
         try (Connection connection = admin().getConnection();

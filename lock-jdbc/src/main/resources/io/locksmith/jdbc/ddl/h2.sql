@@ -16,6 +16,8 @@ CREATE SEQUENCE IF NOT EXISTS ${table}_token;
 -- In lease mode a waiter of another process claims the next turn: claimant is its owner id, claim_token the
 -- row's token when it claimed (after 8 more grants to others only the claimant may take the lock), claim_until
 -- when the claim lapses unless the waiter refreshes it. Locksmith adds these three columns to an older table.
+-- Session-mode waiters poll on H2 and claim too, in a row of its own per name (lock_key SHA-256 over namespace,
+-- NUL, name, NUL; owner always NULL), since the holder's transaction keeps the lock's row locked.
 CREATE TABLE IF NOT EXISTS ${table} (
     lock_key    BINARY(32)                  NOT NULL PRIMARY KEY,
     namespace   VARCHAR(64)                 NOT NULL,
