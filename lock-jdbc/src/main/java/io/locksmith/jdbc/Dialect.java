@@ -196,6 +196,16 @@ abstract class Dialect {
         return claimUpdate(table);
     }
 
+    /**
+     * Whether lease-mode statements, which wait for nothing but the row's other short statements, are bounded by
+     * the connection's network timeout alone rather than a query timeout as well: where the driver's query timeout
+     * costs more than the statement's own client work (pgjdbc wakes its timer thread for every statement it
+     * times).
+     */
+    boolean boundsByNetworkTimeout() {
+        return false;
+    }
+
     /** Whether {@link #claimSql} is a query that also tells when to look again. */
     boolean claimTellsLeaseLeft() {
         return false;

@@ -52,6 +52,8 @@ final class LockTable {
     private final int queryTimeoutSeconds;
     private final AutoCloseable owned;
     private volatile String address;
+    /** False once a borrowed connection refused a network timeout: statements then need query timeouts. */
+    private volatile boolean networkTimeouts = true;
     /** Guards the one-time set-up (dialect detection, table creation), which talks to the database. */
     private final ReentrantLock setUpLock = new ReentrantLock();
     private volatile Dialect dialect;
@@ -172,7 +174,9 @@ final class LockTable {
     Connection borrow(Duration networkTimeout) throws SQLException {
         Connection connection = dataSource.getConnection();
         try {
-            setNetworkTimeout(connection, networkTimeout);
+            if (!setNetworkTimeout(connection, networkTimeout)) {
+                networkTimeouts = false;
+            }
             Dialect d = dialect;
             if (d == null) {
                 d = detect(connection);
@@ -248,12 +252,30 @@ final class LockTable {
         }
     }
 
-    /** Sets {@code timeout} as the network timeout of {@code connection}, where its driver has one. */
-    static void setNetworkTimeout(Connection connection, Duration timeout) throws SQLException {
+    /**
+     * Sets {@code timeout} as the network timeout of {@code connection}, where its driver has one; false where it
+     * has none.
+     */
+    static boolean setNetworkTimeout(Connection connection, Duration timeout) throws SQLException {
         try {
             connection.setNetworkTimeout(DIRECT, (int) Math.min(Integer.MAX_VALUE, Math.max(1, timeout.toMillis())));
+            return true;
         } catch (SQLFeatureNotSupportedException | AbstractMethodError | UnsupportedOperationException e) {
             // embedded databases have no network; the query timeout still applies
+            return false;
+        }
+    }
+
+    /**
+     * Bounds one lease-mode statement on a connection {@link #borrow} set the operation timeout on as its network
+     * timeout: by that network timeout alone where the dialect prefers it ({@link Dialect#boundsByNetworkTimeout})
+     * and the table's connections take one, else by a query timeout as well. A statement the network timeout cut
+     * short may still be applied by the database later, as any statement whose answer was lost: the machinery
+     * releases an acquisition whose outcome it does not know.
+     */
+    private void bound(Statement statement) throws SQLException {
+        if (!(networkTimeouts && dialect.boundsByNetworkTimeout())) {
+            statement.setQueryTimeout(queryTimeoutSeconds);
         }
     }
 
@@ -509,7 +531,7 @@ final class LockTable {
         try (PreparedStatement update = d.tokenIsGeneratedKey()
                 ? connection.prepareStatement(sql, Statement.RETURN_GENERATED_KEYS)
                 : connection.prepareStatement(sql)) {
-            update.setQueryTimeout(queryTimeoutSeconds);
+            bound(update);
             update.setString(1, owner);
             update.setLong(2, Dialect.micros(lease));
             update.setString(3, owner);
@@ -538,7 +560,7 @@ final class LockTable {
     Claim claim(Connection connection, byte[] key, String owner, Duration lease) throws SQLException {
         Dialect d = dialect;
         try (PreparedStatement claim = connection.prepareStatement(leaseSql.claim())) {
-            claim.setQueryTimeout(queryTimeoutSeconds);
+            bound(claim);
             claim.setString(1, owner);
             claim.setLong(2, Dialect.micros(lease));
             claim.setString(3, owner);
@@ -588,7 +610,7 @@ final class LockTable {
             throws SQLException {
         Dialect d = dialect;
         try (PreparedStatement statement = connection.prepareStatement(sql)) {
-            statement.setQueryTimeout(queryTimeoutSeconds);
+            bound(statement);
             statement.setBytes(1, key);
             statement.setString(2, owner);
             if (!d.notifiesReleases()) {
