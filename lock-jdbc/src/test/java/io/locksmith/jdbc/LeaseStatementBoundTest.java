@@ -64,7 +64,7 @@ class LeaseStatementBoundTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @EnumSource(value = JdbcTarget.class, names = {"MARIADB", "POSTGRES", "MYSQL_CONNECTOR_J"})
+    @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES", "MYSQL_CONNECTOR_J"})
     @DisplayName("tryLock() fails within the operation timeout while another transaction holds the row, and the "
             + "lock is free for others once it ends")
     void rowLockedByAnotherTransaction(JdbcTarget target) throws Exception {
