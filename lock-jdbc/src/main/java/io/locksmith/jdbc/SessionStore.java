@@ -31,11 +31,12 @@ import org.slf4j.LoggerFactory;
  * statement's lock wait (NOWAIT for a zero wait). If the holder's connection dies, the database rolls the
  * transaction back and the next waiter gets the lock at once. H2's row locks never wait here (an H2 lock wait
  * swallows interrupts), so its waiters poll, and a waiting run claims the next turn in a row of its own, as lease
- * mode does in the lock's row ({@link LockTable#claimTurn}, {@link LockStore#GRANTS_PAST_A_CLAIM}). Release is a rollback, so nothing a hold did is
- * ever committed: the fencing token comes from a counter a rollback never gives back (a sequence, or an
- * AUTO_INCREMENT on MySQL/MariaDB), drawn after the row is locked and committed on a connection of its own
- * ({@link TokenCounter}), so tokens grow in the order of the holds, also across holders whose connection died
- * and across a crash of the database.
+ * mode does in the lock's row ({@link LockTable#claimTurn}, {@link LockStore#GRANTS_PAST_A_CLAIM}).
+ *
+ * <p>Release is a rollback, so nothing a hold did is ever committed: the fencing token comes from a counter a
+ * rollback never gives back (a sequence, or an AUTO_INCREMENT on MySQL/MariaDB), drawn after the row is locked and
+ * committed on a connection of its own ({@link TokenCounter}), so tokens grow in the order of the holds, also
+ * across holders whose connection died and across a crash of the database.
  *
  * <p>The store's record of a run ({@link SessionHold}) carries the connection whose transaction holds the row,
  * so release, renewal and the end of a lease act on exactly that transaction and never on a newer hold of the
