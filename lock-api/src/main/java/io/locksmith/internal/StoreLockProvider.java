@@ -220,6 +220,12 @@ public final class StoreLockProvider<H> implements LockProvider {
         /** How long to wait before the next attempt, after {@link Step#WAIT} or {@link Step#BACK_OFF}. */
         long pause;
         Backoff backoff;
+        /** The pauses of a run whose busy answers keep its claim to the next turn; new at each new claim. */
+        Backoff claimPolls;
+        /** Whether the run's last busy answer kept its claim to the next turn. */
+        boolean claimed;
+        /** The latest grant's fencing token as the run's last busy answer read it, or -1. */
+        long holderToken = -1;
         /** The hold, once granted and published. */
         Hold hold;
 
@@ -418,6 +424,10 @@ public final class StoreLockProvider<H> implements LockProvider {
             run.pause = Math.min(outcome.retryAfter().orElseThrow().toNanos(), remaining);
             return Step.BACK_OFF;
         }
+        long lastHolderToken = run.holderToken;
+        run.holderToken = outcome.holderToken();
+        boolean newClaim = outcome.isClaimed() && !run.claimed;
+        run.claimed = outcome.isClaimed();
         boolean pushed = outcome.isWatched();
         if (!pushed) {
             if (!entry.isSubscribed()) {
@@ -433,12 +443,20 @@ public final class StoreLockProvider<H> implements LockProvider {
         if (pushed) {
             pause = holderLeft;
         } else if (outcome.isClaimed()) {
-            // the next turn is ours: once the holders have had theirs the lock waits for this run alone, so look
-            // again soon rather than after a long backoff
-            pause = Math.min(options.minBackoff().toNanos(), Math.max(holderLeft, 0));
+            // the next turn is ours: once the holders have had theirs the lock waits for this run alone, idle until
+            // it looks again, so look again soon: from a quarter of the shortest backoff, growing to it while the
+            // claim lasts, so that a long hold is not polled faster than by any other waiter
+            if (newClaim || run.claimPolls == null) {
+                long min = options.minBackoff().toNanos();
+                run.claimPolls = new Backoff(min / 4, min);
+            }
+            pause = Math.min(run.claimPolls.next(), Math.max(holderLeft, 0));
         } else {
             if (run.backoff == null) {
                 run.backoff = new Backoff(options.minBackoff().toNanos(), options.maxBackoff().toNanos());
+            } else if (outcome.holderToken() >= 0 && lastHolderToken >= 0 && outcome.holderToken() != lastHolderToken) {
+                // the lock changed hands since the last look: it rotates, so a long pause would lose the next turn
+                run.backoff.restart();
             }
             pause = Math.min(run.backoff.next(), Math.max(holderLeft, 0));
         }

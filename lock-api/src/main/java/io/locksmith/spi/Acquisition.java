@@ -11,7 +11,7 @@ import java.util.Optional;
  */
 public final class Acquisition {
 
-    private static final Acquisition BUSY_UNKNOWN = new Acquisition(false, 0, null, null, false, false, false);
+    private static final Acquisition BUSY_UNKNOWN = new Acquisition(false, 0, null, null, false, false, false, -1);
 
     private final boolean acquired;
     private final long fencingToken;
@@ -20,9 +20,10 @@ public final class Acquisition {
     private final boolean watched;
     private final boolean backOff;
     private final boolean claimed;
+    private final long holderToken;
 
     private Acquisition(boolean acquired, long fencingToken, Duration validFor, Duration retryAfter,
-            boolean watched, boolean backOff, boolean claimed) {
+            boolean watched, boolean backOff, boolean claimed, long holderToken) {
         this.acquired = acquired;
         this.fencingToken = fencingToken;
         this.validFor = validFor;
@@ -30,6 +31,7 @@ public final class Acquisition {
         this.watched = watched;
         this.backOff = backOff;
         this.claimed = claimed;
+        this.holderToken = holderToken;
     }
 
     /**
@@ -37,7 +39,7 @@ public final class Acquisition {
      * {@code fencingToken} is greater than that of every earlier acquisition.
      */
     public static Acquisition acquired(long fencingToken) {
-        return new Acquisition(true, fencingToken, null, null, false, false, false);
+        return new Acquisition(true, fencingToken, null, null, false, false, false, -1);
     }
 
     /**
@@ -47,7 +49,7 @@ public final class Acquisition {
      */
     public static Acquisition acquired(long fencingToken, Duration validFor) {
         return new Acquisition(true, fencingToken, Objects.requireNonNull(validFor, "validFor"), null, false, false,
-                false);
+                false, -1);
     }
 
     /** Somebody else holds the lock; its remaining lease is unknown. */
@@ -60,7 +62,21 @@ public final class Acquisition {
      * no wake-up arrives: the holder's remaining lease, or a store's own retry delay (Redlock after a split vote).
      */
     public static Acquisition busy(Duration retryAfter) {
-        return retryAfter == null ? BUSY_UNKNOWN : new Acquisition(false, 0, null, retryAfter, false, false, false);
+        return retryAfter == null ? BUSY_UNKNOWN
+                : new Acquisition(false, 0, null, retryAfter, false, false, false, -1);
+    }
+
+    /**
+     * Somebody else holds the lock, and the store read the fencing token of the latest grant, {@code holderToken}
+     * (not negative): a polling waiter that sees it change between two looks knows the lock changed hands meanwhile
+     * and looks again soon, rather than backing off further from a holder that is no longer there. {@code
+     * retryAfter} as for {@link #busy(Duration)}, or null.
+     */
+    public static Acquisition busy(Duration retryAfter, long holderToken) {
+        if (holderToken < 0) {
+            throw new IllegalArgumentException("holderToken must not be negative: " + holderToken);
+        }
+        return new Acquisition(false, 0, null, retryAfter, false, false, false, holderToken);
     }
 
     /**
@@ -70,7 +86,7 @@ public final class Acquisition {
      * the lock waits for this run alone.
      */
     public static Acquisition claimed(Duration retryAfter) {
-        return new Acquisition(false, 0, null, retryAfter, false, false, true);
+        return new Acquisition(false, 0, null, retryAfter, false, false, true, -1);
     }
 
     /**
@@ -79,7 +95,7 @@ public final class Acquisition {
      * otherwise split the next vote too.
      */
     public static Acquisition backOff(Duration delay) {
-        return new Acquisition(false, 0, null, Objects.requireNonNull(delay, "delay"), false, true, false);
+        return new Acquisition(false, 0, null, Objects.requireNonNull(delay, "delay"), false, true, false, -1);
     }
 
     /**
@@ -87,7 +103,7 @@ public final class Acquisition {
      * free (a watch on the waiter ahead); {@code retryAfter}, if not null, bounds the wait all the same.
      */
     public static Acquisition watched(Duration retryAfter) {
-        return new Acquisition(false, 0, null, retryAfter, true, false, false);
+        return new Acquisition(false, 0, null, retryAfter, true, false, false, -1);
     }
 
     /** Whether the lock was acquired. */
@@ -108,6 +124,11 @@ public final class Acquisition {
     /** When a waiter should look again at the latest, if the store told it. */
     public Optional<Duration> retryAfter() {
         return Optional.ofNullable(retryAfter);
+    }
+
+    /** The fencing token of the latest grant as a busy answer read it, or -1 if the store did not read it. */
+    public long holderToken() {
+        return holderToken;
     }
 
     /** Whether the store asked not to be asked again before {@link #retryAfter()}. */
@@ -131,6 +152,6 @@ public final class Acquisition {
             return "acquired(token=" + fencingToken + (validFor == null ? "" : ", validFor=" + validFor) + ")";
         }
         return (watched ? "watched" : backOff ? "backOff" : claimed ? "claimed" : "busy") + "(retryAfter="
-                + retryAfter + ")";
+                + retryAfter + (holderToken < 0 ? "" : ", holderToken=" + holderToken) + ")";
     }
 }

@@ -175,16 +175,20 @@ abstract class Dialect {
 
     /**
      * The statement that claims the next turn of a row for a waiting run, or refreshes the run's own live claim;
-     * binds owner, lease micros, owner, key, owner. It takes the row only where no other run's claim lives, and
-     * affects one row if the run holds the claim afterwards. A new claim records the row's token at that moment, so
-     * that {@link #acquireUpdate} can count the grants since; a refresh keeps it, or the claimant's own polling
-     * would give the others their turns again. {@code claim_token} is assigned first, while {@code claimant} and
-     * {@code claim_until} still hold their old values on MySQL too.
+     * binds owner, ticket, lease micros, owner, key, owner, ticket. The run's ticket is the row's token when the run
+     * first found the lock busy ({@link Long#MAX_VALUE} until it knows it): it takes the row where no other run's
+     * claim lives, or where the live claim is younger than its ticket, so the waiter that has waited longest
+     * (by grants, on the database's own count) wins the claim from any later one, and affects one row if the run
+     * holds the claim afterwards. A new claim records the older of the ticket and the row's token, so that
+     * {@link #acquireUpdate} can count the grants since the claimant began to wait; a refresh keeps it, or the
+     * claimant's own polling would give the others their turns again. {@code claim_token} is assigned first, while
+     * {@code claimant} and {@code claim_until} still hold their old values on MySQL too.
      */
     final String claimUpdate(String table) {
         return "UPDATE " + table + " SET claim_token = CASE WHEN claimant = ? AND claim_until > " + now()
-                + " THEN claim_token ELSE token END, claim_until = " + nowPlusMicros() + ", claimant = ?"
-                + " WHERE lock_key = ? AND (claimant IS NULL OR claimant = ? OR claim_until <= " + now() + ")";
+                + " THEN claim_token ELSE LEAST(?, token) END, claim_until = " + nowPlusMicros() + ", claimant = ?"
+                + " WHERE lock_key = ? AND (claimant IS NULL OR claimant = ? OR claim_until <= " + now()
+                + " OR claim_token > ?)";
     }
 
     /**

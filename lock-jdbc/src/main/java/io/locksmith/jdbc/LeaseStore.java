@@ -24,8 +24,9 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>Acquire is a compare-and-set {@code UPDATE … WHERE lock_key = ? AND (owner IS NULL OR expires_at <=
  * now)}: the database applies it atomically to the one row, so of two clients racing for a free lock exactly one
- * sees 1 affected row. Only when it affects nothing does the store find out whether the row is missing, by an
- * insert-if-absent (INSERT IGNORE, ON CONFLICT DO NOTHING, MERGE) that never raises a duplicate-key error; a new
+ * sees 1 affected row. Only when it affects nothing does the store read the row's token, which tells whether the
+ * row is missing (and a waiter whether the lock changed hands since its last look); a missing row is inserted by an
+ * insert-if-absent (INSERT IGNORE, ON CONFLICT DO NOTHING, MERGE) that never raises a duplicate-key error, and a new
  * row is free, so the compare-and-set is tried once more. "now" is always the database's clock, so exclusion does
  * not depend on the clients' clocks. No statement here locks a row for longer than itself, so no gap locks or lock
  * waits build up. A held row is busy even for its own owner id: an owner id names one acquisition run, which sends
@@ -44,7 +45,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * turn ({@code claimant}, {@code claim_token}, {@code claim_until}): an attempt that finds the lock busy and will
  * wait claims it with a second statement (see {@link Dialect#claimUpdate}), and the compare-and-set itself refuses
  * others once {@value LockStore#GRANTS_PAST_A_CLAIM} grants have passed the claim (see
- * {@link Dialect#acquireUpdate}); an uncontended acquisition is still the one statement. A claim lives for the
+ * {@link Dialect#acquireUpdate}); an uncontended acquisition is still the one statement. The claim goes to the
+ * waiter that has waited longest: each run keeps, as its ticket, the row's token when it first found the lock
+ * busy, and a claim with an older ticket takes the place of a younger one, so a waiter that keeps losing the
+ * race for a free claim (its backoff grown long) wins it at its next look once no older waiter is left. A claim
+ * lives for the
  * claimant's lease from its last attempt, all on the database clock, and ends with the claimant's grant, its
  * release or its abandon. Old tables get the columns at the first use (see {@link LockTable}).
  *
@@ -108,10 +113,16 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
                 throw e;
             }
             long token = table.compareAndSet(connection, hold.key, hold.owner, lease);
-            // a run whose last attempt claimed found the row then, and rows in use are never deleted
-            if (token < 0 && !hold.claimHeld && table.insertIfAbsent(connection, hold.key, namespace, hold.name) > 0) {
-                // a new row is free, unless another client took it first
-                token = table.compareAndSet(connection, hold.key, hold.owner, lease);
+            // a run whose last attempt claimed found the row then, and rows in use are never deleted; any other
+            // reads the row's token, which tells whether the row exists and, to a waiter, whether the lock changed
+            // hands since its last look
+            long holderToken = -1;
+            if (token < 0 && !hold.claimHeld) {
+                holderToken = table.readToken(connection, hold.key);
+                if (holderToken < 0 && table.insertIfAbsent(connection, hold.key, namespace, hold.name) > 0) {
+                    // a new row is free, unless another client took it first
+                    token = table.compareAndSet(connection, hold.key, hold.owner, lease);
+                }
             }
             if (token >= 0) {
                 return Acquisition.acquired(token);
@@ -119,11 +130,18 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
             if (wakeUp == null) {
                 return Acquisition.busy(); // the caller does not wait, so it claims no turn
             }
+            if (hold.ticket == Long.MAX_VALUE && holderToken >= 0) {
+                hold.ticket = holderToken; // the run's place in line: the grants it has seen pass count from here
+            }
             hold.mayHaveClaimed = true; // before the statement: one whose answer is lost may still have claimed
             hold.claimHeld = false;
-            LockTable.Claim claim = table.claim(connection, hold.key, hold.owner, lease);
+            LockTable.Claim claim = table.claim(connection, hold.key, hold.owner, hold.ticket, lease);
             hold.claimHeld = claim.held();
-            return claim.held() ? Acquisition.claimed(claim.retryAfter()) : Acquisition.busy(claim.retryAfter());
+            if (claim.held()) {
+                return Acquisition.claimed(claim.retryAfter());
+            }
+            return holderToken < 0 ? Acquisition.busy(claim.retryAfter())
+                    : Acquisition.busy(claim.retryAfter(), holderToken);
         } catch (SQLException | RuntimeException e) {
             table.restoreSwallowedInterrupt(connection, e, start);
             throw table.failure("acquiring '" + hold.name + "'", start, e);
@@ -353,6 +371,12 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
          * same, the claim finds no row, and the attempt after that inserts it.)
          */
         volatile boolean claimHeld;
+        /**
+         * The row's token when the run first found the lock busy, {@link Long#MAX_VALUE} until then: a claim of a
+         * run with an older ticket takes the place of a younger one (see {@link Dialect#claimUpdate}). Read and
+         * written by the run's attempts only, which never overlap.
+         */
+        long ticket = Long.MAX_VALUE;
 
         LeaseHold(String name, byte[] key, String owner) {
             this.name = name;

@@ -298,7 +298,7 @@ final class LockTable {
             checkReadOnly = connection.isReadOnly();
             checkIsolation = connection.getTransactionIsolation() != detected.isolation();
             leaseSql = new LeaseSql(detected.acquireSql(table), detected.claimSql(table), detected.releaseSql(table),
-                    detected.dropClaimSql(table));
+                    detected.dropClaimSql(table), "SELECT token FROM " + table + " WHERE lock_key = ?");
             dialect = detected;
             return detected;
         } finally {
@@ -556,27 +556,42 @@ final class LockTable {
     /**
      * Claims the next turn of the row of {@code key} for the waiting run {@code owner}, or refreshes its claim,
      * for {@code lease} from now (see {@link Dialect#claimUpdate}), in autocommit.
+     *
+     * @param ticket the row's token when the run first found the lock busy, or {@link Long#MAX_VALUE} if unknown
      */
-    Claim claim(Connection connection, byte[] key, String owner, Duration lease) throws SQLException {
+    Claim claim(Connection connection, byte[] key, String owner, long ticket, Duration lease) throws SQLException {
         Dialect d = dialect;
         try (PreparedStatement claim = connection.prepareStatement(leaseSql.claim())) {
             bound(claim);
             claim.setString(1, owner);
-            claim.setLong(2, Dialect.micros(lease));
-            claim.setString(3, owner);
-            claim.setBytes(4, key);
-            claim.setString(5, owner);
+            claim.setLong(2, ticket);
+            claim.setLong(3, Dialect.micros(lease));
+            claim.setString(4, owner);
+            claim.setBytes(5, key);
+            claim.setString(6, owner);
+            claim.setLong(7, ticket);
             if (!d.claimTellsLeaseLeft()) {
                 return new Claim(claim.executeUpdate() > 0, null);
             }
-            claim.setString(6, owner);
-            claim.setBytes(7, key);
+            claim.setString(8, owner);
+            claim.setBytes(9, key);
             try (ResultSet row = claim.executeQuery()) {
                 if (!row.next()) {
                     return new Claim(false, Duration.ZERO); // the row was deleted: the lock is free
                 }
                 return new Claim(row.getBoolean(1), Duration.of(Math.max(0, row.getLong(2)), ChronoUnit.MICROS));
             }
+        }
+    }
+
+    /**
+     * The token of the row of {@code key}, which is the latest grant's, in autocommit; -1 if there is no row.
+     */
+    long readToken(Connection connection, byte[] key) throws SQLException {
+        try (PreparedStatement select = connection.prepareStatement(leaseSql.readToken())) {
+            bound(select);
+            select.setBytes(1, key);
+            return readLong(select.executeQuery());
         }
     }
 
@@ -624,7 +639,7 @@ final class LockTable {
     }
 
     /** The lease-mode statements on the hot path, written once per table. */
-    private record LeaseSql(String acquire, String claim, String release, String dropClaim) {
+    private record LeaseSql(String acquire, String claim, String release, String dropClaim, String readToken) {
     }
 
     // ---------------------------------------------------------------- session mode

@@ -53,15 +53,15 @@ final class PostgreSqlDialect extends Dialect {
      * for everything: a lease that ends or a forced release notifies nobody, nor does a claimant's grant. So the
      * answer tells the holder's lease left; or, where the row is free but refused to this run because another
      * run's claim has had its turns, that claim's life left, since the claimant should take the lock within it;
-     * or 0 where the row is free otherwise (released since the compare-and-set), to look again at once. The
-     * outer query reads the row as it was before the claim.
+     * or 0 where the row is free otherwise (released since the compare-and-set, or this run's claim took the place
+     * of a younger one), to look again at once. The outer query reads the row as it was before the claim.
      */
     @Override
     String claimSql(String table) {
         return "WITH claimed AS (" + claimUpdate(table) + " RETURNING 1) SELECT EXISTS (SELECT 1 FROM claimed),"
                 + " CASE WHEN owner IS NOT NULL AND expires_at > now() THEN " + microsUntil("expires_at")
                 + " WHEN claimant IS NOT NULL AND claimant <> ? AND claim_until > now() AND token - claim_token >= "
-                + LockStore.GRANTS_PAST_A_CLAIM + " THEN " + microsUntil("claim_until") + " ELSE 0 END FROM " + table
+                + LockStore.GRANTS_PAST_A_CLAIM + " AND NOT EXISTS (SELECT 1 FROM claimed) THEN " + microsUntil("claim_until") + " ELSE 0 END FROM " + table
                 + " WHERE lock_key = ?";
     }
 

@@ -146,6 +146,53 @@ class JdbcClaimTest {
         assertThat(takes(holders, "o.10")).as("another owner after the claimant's turn").isTrue();
     }
 
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES", "MYSQL_CONNECTOR_J"})
+    @DisplayName("the waiter that has waited longest takes the claim from a younger one, counted from its first look")
+    void anOlderWaiterTakesTheClaimFromAYoungerOne(JdbcTarget target) throws Exception {
+        LockStore<Object> holders = store(target);
+        LockStore<Object> waiters = store(target);
+        Object first = holders.newHold(NAME, "a.1");
+        Acquisition held = holders.tryAcquire(first, LEASE, Duration.ZERO, null);
+        assertThat(held.isAcquired()).isTrue();
+        long t1 = held.fencingToken();
+
+        // x claims; w, refused the claim, keeps its place in line: the token it first saw busy, t1
+        Object x = waiters.newHold(NAME, "x.1");
+        assertThat(waiters.tryAcquire(x, LEASE, Duration.ZERO, WAITS).isClaimed()).isTrue();
+        Object w = waiters.newHold(NAME, "w.1");
+        Acquisition wFirst = waiters.tryAcquire(w, LEASE, Duration.ZERO, WAITS);
+        assertThat(wFirst.isClaimed()).as("w while x's claim lives: %s", wFirst).isFalse();
+        assertThat(wFirst.holderToken()).as("w's busy answer tells the latest grant's token").isEqualTo(t1);
+        assertThat(holders.release(first)).isTrue();
+        assertThat(waiters.tryAcquire(x, LEASE, Duration.ZERO, WAITS).isAcquired()).as("x's turn").isTrue();
+        assertThat(waiters.release(x)).isTrue();
+
+        // y starts waiting later, behind t1 + 2, and takes the free claim before w looks again
+        Object third = holders.newHold(NAME, "a.3");
+        assertThat(holders.tryAcquire(third, LEASE, Duration.ZERO, null).fencingToken()).isEqualTo(t1 + 2);
+        Object y = waiters.newHold(NAME, "y.1");
+        assertThat(waiters.tryAcquire(y, LEASE, Duration.ZERO, WAITS).isClaimed()).as("y claims").isTrue();
+        Acquisition wSecond = waiters.tryAcquire(w, LEASE, Duration.ZERO, WAITS);
+        assertThat(wSecond.isClaimed()).as("w, older than y, takes the claim: %s", wSecond).isTrue();
+        assertThat(claimant(target)).isEqualTo("w.1");
+        Acquisition yAgain = waiters.tryAcquire(y, LEASE, Duration.ZERO, WAITS);
+        assertThat(yAgain.isClaimed()).as("y after w took its place: %s", yAgain).isFalse();
+        assertThat(waiters.tryAcquire(y, LEASE, Duration.ZERO, WAITS).holderToken())
+                .as("y's next busy answer, no longer a claimant's, reads the latest grant's token").isEqualTo(t1 + 2);
+        assertThat(holders.release(third)).isTrue();
+
+        // w's grants count from t1: the lock was granted twice since, so six more pass and the seventh is refused
+        othersTakeTurns(holders, "o", LockStore.GRANTS_PAST_A_CLAIM - 2);
+        Object refusedRun = holders.newHold(NAME, "o.last");
+        assertThat(holders.tryAcquire(refusedRun, LEASE, Duration.ZERO, null).isAcquired())
+                .as("a grant to another owner once 8 have passed w's ticket").isFalse();
+        assertThat(waiters.tryAcquire(w, LEASE, Duration.ZERO, WAITS).isAcquired()).as("w's turn").isTrue();
+        assertThat(waiters.release(w)).isTrue();
+        waiters.abandon(y);
+        assertThat(takes(holders, "o.after")).isTrue();
+    }
+
     /**
      * H2's row locks never wait, so session mode polls there, and claims the turn in a row of its own. The count is
      * of tokens drawn since the claim: here only the grants draw, so it is exact.
