@@ -50,8 +50,8 @@ final class MultiProcess {
 
     /** Every subject whose clients can contend for one lock from several processes, in report order. */
     static final List<String> SUBJECTS = List.of(
-            "redis-locksmith", "redis-redisson", "redis-redisson-fenced", "redis-spring-pubsub", "redis-spring-spin",
-            "redlock-locksmith", "redlock-redisson",
+            "redis-locksmith", "redis-locksmith-fifo", "redis-redisson", "redis-redisson-fenced", "redis-redisson-fair",
+            "redis-spring-pubsub", "redis-spring-spin", "redlock-locksmith", "redlock-redisson",
             "zookeeper-locksmith", "zookeeper-curator",
             "mariadb-locksmith", "mariadb-locksmith-session", "mariadb-spring",
             "postgres-locksmith", "postgres-locksmith-session", "postgres-spring");

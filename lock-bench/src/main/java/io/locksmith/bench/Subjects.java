@@ -87,14 +87,16 @@ final class Subjects {
             case "local-locksmith-observed" -> observed("local://bench");
             case "redis-locksmith" -> locksmith("redis://" + Servers.get(Servers.REDIS));
             case "redis-locksmith-observed" -> observed("redis://" + Servers.get(Servers.REDIS));
+            case "redis-locksmith-fifo" -> locksmith("redis://" + Servers.get(Servers.REDIS) + "?fairness=fifo");
             case "redlock-locksmith" -> locksmith("redlock://" + Servers.get(Servers.REDLOCK));
             case "zookeeper-locksmith" -> locksmith("zookeeper://" + Servers.get(Servers.ZOOKEEPER) + "/bench");
             case "mariadb-locksmith" -> locksmith(jdbcUri(Servers.MARIADB));
             case "postgres-locksmith" -> locksmith(jdbcUri(Servers.POSTGRES));
             case "mariadb-locksmith-session" -> locksmith(jdbcUri(Servers.MARIADB) + "&locksmith.mode=session");
             case "postgres-locksmith-session" -> locksmith(jdbcUri(Servers.POSTGRES) + "&locksmith.mode=session");
-            case "redis-redisson" -> redisson(Servers.get(Servers.REDIS), false);
-            case "redis-redisson-fenced" -> redisson(Servers.get(Servers.REDIS), true);
+            case "redis-redisson" -> redisson(Servers.get(Servers.REDIS), RedissonKind.PLAIN);
+            case "redis-redisson-fenced" -> redisson(Servers.get(Servers.REDIS), RedissonKind.FENCED);
+            case "redis-redisson-fair" -> redisson(Servers.get(Servers.REDIS), RedissonKind.FAIR);
             case "redis-spring-pubsub" -> springRedis(RedisLockRegistry.RedisLockType.PUB_SUB_LOCK);
             case "redis-spring-spin" -> springRedis(RedisLockRegistry.RedisLockType.SPIN_LOCK);
             case "mariadb-shedlock" -> shedLock(Servers.MARIADB, "timestamp(3)");
@@ -157,14 +159,20 @@ final class Subjects {
         };
     }
 
-    private static Contender redisson(String hostPort, boolean fenced) {
+    /** Which of Redisson's Redis locks: {@code RLock}, {@code RFencedLock} or the FIFO {@code RFairLock}. */
+    private enum RedissonKind { PLAIN, FENCED, FAIR }
+
+    private static Contender redisson(String hostPort, RedissonKind kind) {
         RedissonClient client = Redisson.create(redissonConfig(hostPort));
         Map<String, RLock> locks = new ConcurrentHashMap<>();
         return new Contender() {
             @Override
             public Lock lock(String name) {
-                return locks.computeIfAbsent(name, n -> fenced ? client.getFencedLock("redisson-fenced:" + n)
-                        : client.getLock("redisson:" + n));
+                return locks.computeIfAbsent(name, n -> switch (kind) {
+                    case PLAIN -> client.getLock("redisson:" + n);
+                    case FENCED -> client.getFencedLock("redisson-fenced:" + n);
+                    case FAIR -> client.getFairLock("redisson-fair:" + n);
+                });
             }
 
             @Override
@@ -429,8 +437,9 @@ final class Subjects {
             public Lock lock(String name) {
                 RedisKeys keys = new RedisKeys("floor-scripts");
                 List<String> acquireKeys = List.of(keys.lock(name), keys.fence(name), keys.cancelled(name),
-                        keys.claim(name));
-                List<String> releaseKeys = List.of(keys.lock(name), keys.claim(name));
+                        keys.claim(name), keys.queue(name), keys.queueDeadlines(name));
+                List<String> releaseKeys = List.of(keys.lock(name), keys.claim(name), keys.queue(name),
+                        keys.queueDeadlines(name));
                 String channel = keys.channel(name);
                 String[] attempt = {""};
                 return new LockAdapter() {
@@ -487,14 +496,16 @@ final class Subjects {
         String owner = UUID.randomUUID().toString().replace("-", "");
         RedisKeys redisKeys = new RedisKeys("floor-scripts");
         List<String> keys = List.of(redisKeys.lock("redlock"), redisKeys.fence("redlock"),
-                redisKeys.cancelled("redlock"), redisKeys.claim("redlock"), redisKeys.channel("redlock"));
+                redisKeys.cancelled("redlock"), redisKeys.claim("redlock"), redisKeys.queue("redlock"),
+                redisKeys.queueDeadlines("redlock"), redisKeys.channel("redlock"));
         long[] attempts = {0};
         String[] attempt = {""};
         return fanOutFloor(connections, () -> {
             attempt[0] = Long.toString(++attempts[0]);
-            return new String[] {acquire, "4", keys.get(0), keys.get(1), keys.get(2), keys.get(3), owner, "30000",
-                attempt[0]};
-        }, () -> new String[] {release, "2", keys.get(0), keys.get(3), owner, attempt[0], keys.get(4)}, true);
+            return new String[] {acquire, "6", keys.get(0), keys.get(1), keys.get(2), keys.get(3), keys.get(4),
+                keys.get(5), owner, "30000", attempt[0]};
+        }, () -> new String[] {release, "4", keys.get(0), keys.get(3), keys.get(4), keys.get(5), owner, attempt[0],
+            keys.get(6)}, true);
     }
 
     private static redis.clients.jedis.Connection[] connectAll(String[] masters) {

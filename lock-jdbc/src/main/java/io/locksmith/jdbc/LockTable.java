@@ -386,8 +386,8 @@ final class LockTable {
         String alter = detected.addClaimColumns(table);
         if (!createTable) {
             throw new SQLException("lock table " + table + " has no claim columns (claimant, claim_token,"
-                    + " claim_until), which turns across providers need, and createTable is off, so Locksmith does not alter"
-                    + " it: add them as an administrator with " + alter, "42S22");
+                    + " claim_until), which turns across providers need, and createTable is off, so Locksmith does"
+                    + " not alter it: add them as an administrator with " + alter, "42S22");
         }
         try {
             alter(connection, detected, alter);
@@ -396,8 +396,9 @@ final class LockTable {
                 return; // another process added them first
             }
             throw new SQLException("lock table " + table + " has no claim columns (claimant, claim_token,"
-                    + " claim_until), which turns across providers need, and adding them failed (" + failure.getMessage()
-                    + "); add them as an administrator with " + alter + " (see docs/jdbc.md, upgrading)",
+                    + " claim_until), which turns across providers need, and adding them failed ("
+                    + failure.getMessage() + "); add them as an administrator with " + alter
+                    + " (see docs/jdbc.md, upgrading)",
                     failure.getSQLState(), failure.getErrorCode(), failure);
         }
         log.info("{}: added the claim columns to lock table {}: {}", address, table, alter);

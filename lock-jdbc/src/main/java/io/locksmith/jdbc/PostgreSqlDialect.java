@@ -61,7 +61,8 @@ final class PostgreSqlDialect extends Dialect {
         return "WITH claimed AS (" + claimUpdate(table) + " RETURNING 1) SELECT EXISTS (SELECT 1 FROM claimed),"
                 + " CASE WHEN owner IS NOT NULL AND expires_at > now() THEN " + microsUntil("expires_at")
                 + " WHEN claimant IS NOT NULL AND claimant <> ? AND claim_until > now() AND token - claim_token >= "
-                + LockStore.GRANTS_PAST_A_CLAIM + " AND NOT EXISTS (SELECT 1 FROM claimed) THEN " + microsUntil("claim_until") + " ELSE 0 END FROM " + table
+                + LockStore.GRANTS_PAST_A_CLAIM + " AND NOT EXISTS (SELECT 1 FROM claimed) THEN "
+                + microsUntil("claim_until") + " ELSE 0 END FROM " + table
                 + " WHERE lock_key = ?";
     }
 

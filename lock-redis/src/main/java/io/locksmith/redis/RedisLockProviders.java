@@ -29,7 +29,8 @@ import redis.clients.jedis.UnifiedJedis;
  * The provider does not close the client; close the provider first, then the client.
  *
  * <p>To let Locksmith create and own the client, open {@code redis://[user:password@]host:port[/db]} or
- * {@code rediss://…} with {@link LockProvider#open(String, LockOptions)} instead.
+ * {@code rediss://…} with {@link LockProvider#open(String, LockOptions)} instead ({@code ?fairness=fifo} selects
+ * {@link Fairness#FIFO} there).
  */
 public final class RedisLockProviders {
 
@@ -42,16 +43,17 @@ public final class RedisLockProviders {
     }
 
     /** Opens a provider that owns a client built from {@code uri}: the URI form of the backend. */
-    static LockProvider open(RedisUri uri, LockOptions options) {
-        return LockStores.newProvider(openStore(uri, options), options);
+    static LockProvider open(RedisUri uri, LockOptions options, Fairness fairness) {
+        return LockStores.newProvider(openStore(uri, options, fairness), options);
     }
 
     /** A store that owns a client built from {@code uri}, its scripts loaded. */
-    static RedisLockStore openStore(RedisUri uri, LockOptions options) {
+    static RedisLockStore openStore(RedisUri uri, LockOptions options, Fairness fairness) {
         RedisClients.Pooled pooled = RedisClients.open(uri, options.operationTimeout());
         RedisClient client = pooled.client();
         // After a broken connection the idle ones are likely stale too (server restarted): drop them.
-        RedisLockStore store = new RedisLockStore(client, uri.address(), options, pooled.dropIdle(), client);
+        RedisLockStore store = new RedisLockStore(client, uri.address(), options, fairness == Fairness.FIFO,
+                pooled.dropIdle(), client);
         try {
             store.loadScripts();
         } catch (LockBackendException e) {
@@ -75,11 +77,37 @@ public final class RedisLockProviders {
         return store;
     }
 
+    /**
+     * How a lock's waiters in different processes take turns. Every provider of one lock should use the same; a
+     * {@link #BOUNDED} provider never passes a waiter that a {@link #FIFO} provider queued, but does not queue
+     * itself.
+     */
+    public enum Fairness {
+        /**
+         * The default: a provider hands the lock among its own threads, and a waiter of another process claims the
+         * next turn, which it gets after at most {@value io.locksmith.spi.LockStore#GRANTS_PAST_A_CLAIM} further
+         * grants to others. No store command is added to an uncontended acquisition or a local hand-off.
+         */
+        BOUNDED,
+        /**
+         * First come, first served across processes: a provider's waiting thread queues in the store (a sorted
+         * set in the lock's hash slot), and a free lock goes only to the head of that queue, so a provider
+         * releasing the lock waits behind the waiters of other processes that came before its next thread. A
+         * queued waiter looks again at least every third of max(5 s, 2 × the operation timeout) (at most a third
+         * of the lease), and a waiter that died holds the queue up for at most that time, however many died.
+         * Within one provider threads keep their local first-come, first-served line, and the provider has one
+         * place in the store's queue at a time: the thread at the head of its line. Costs hand-offs: each turn
+         * goes to another process, which first hears of the release.
+         */
+        FIFO
+    }
+
     /** Configures and builds a provider over an application's Jedis client. */
     public static final class Builder {
         private final UnifiedJedis client;
         private LockOptions options = LockOptions.defaults();
         private String address;
+        private Fairness fairness = Fairness.BOUNDED;
 
         private Builder(UnifiedJedis client) {
             this.client = client;
@@ -104,6 +132,12 @@ public final class RedisLockProviders {
             return this;
         }
 
+        /** How waiters of different processes take turns; default {@link Fairness#BOUNDED}. */
+        public Builder fairness(Fairness fairness) {
+            this.fairness = Objects.requireNonNull(fairness, "fairness");
+            return this;
+        }
+
         /**
          * Loads the lock scripts into the server and returns the provider.
          *
@@ -111,7 +145,8 @@ public final class RedisLockProviders {
          */
         public LockProvider build() {
             String shown = address != null ? address : "redis (" + client.getClass().getSimpleName() + ")";
-            RedisLockStore store = new RedisLockStore(client, shown, options, () -> { }, null);
+            RedisLockStore store = new RedisLockStore(client, shown, options, fairness == Fairness.FIFO, () -> { },
+                    null);
             store.loadScripts();
             return LockStores.newProvider(store, options);
         }

@@ -101,8 +101,9 @@ class RedisRoundTripTest {
             List<Command> sent = monitor.commandsSinceLastMark();
             assertThat(sent).extracting(Command::sha).containsExactly(RedisScripts.ACQUIRE.sha(),
                     RedisScripts.RENEW.sha(), RedisScripts.RELEASE.sha());
-            // acquire: sha, 4 keys, owner, lease, attempt; renew: sha, 1 key, lease, owner, attempt
-            assertThat(sent.get(0).args().get(8)).as("PEXPIRE of the acquisition").isEqualTo("30001");
+            // acquire: evalsha, sha, key count, 6 keys, owner, lease, attempt; renew: sha, 1 key, lease, owner, attempt
+            assertThat(sent.get(0).args().get(2)).as("keys of the acquisition").isEqualTo("6");
+            assertThat(sent.get(0).args().get(10)).as("PEXPIRE of the acquisition").isEqualTo("30001");
             assertThat(sent.get(1).args().get(4)).as("PEXPIRE of the renewal").isEqualTo("30001");
         }
         assertThat(RedisStoreProbe.leaseMillis(Duration.ofMillis(30_000))).as("whole milliseconds").isEqualTo(30_000);

@@ -58,7 +58,8 @@ class RedisScriptsTest {
     }
 
     private List<String> acquireKeys(String name) {
-        return List.of(keys.lock(name), keys.fence(name), keys.cancelled(name), keys.claim(name));
+        return List.of(keys.lock(name), keys.fence(name), keys.cancelled(name), keys.claim(name), keys.queue(name),
+                keys.queueDeadlines(name));
     }
 
     private long release(String name, String owner, String attempt) {

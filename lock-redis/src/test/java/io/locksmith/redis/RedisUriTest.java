@@ -52,7 +52,8 @@ class RedisUriTest {
         assertRejected("redis://h:6379/db1", "the path must be a database number, as in redis://host:6379/0, got '/db1'");
         assertRejected("redis://h:6379/-1", "got '/-1'");
         assertRejected("redis://h:6379/0/1", "got '/0/1'");
-        assertRejected("redis://h?timeout=5", "query parameters are not supported");
+        assertRejected("redis://h?timeout=5", "unknown query parameter 'timeout'");
+        assertRejected("redis://h?fairness=lottery", "fairness must be bounded or fifo, got 'lottery'");
         assertRejected("redis://justuser@h", "credentials must be written user:password@ or :password@");
         assertRejected("redis://[::1:6379", null);
     }

@@ -22,7 +22,8 @@ final class TestRedis {
 
     /** A store that owns its client, as the URI form builds it. */
     static RedisLockStore store(RedisServer server, LockOptions options) {
-        return RedisLockProviders.openStore(RedisUri.parse(URI.create(server.uri())), options);
+        return RedisLockProviders.openStore(RedisUri.parse(URI.create(server.uri())), options,
+                RedisLockProviders.Fairness.BOUNDED);
     }
 
     /** A provider over {@code store} run by the shared machinery. */

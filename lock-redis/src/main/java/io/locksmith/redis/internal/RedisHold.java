@@ -18,9 +18,12 @@ public final class RedisHold implements RedisNodeStore.Hold {
     final byte[] cancelledKey;
     final byte[] channel;
     final byte[] ownerArg;
-    /** KEYS of the acquire script: the lock hash, its fencing counter, its cancelled attempts. */
+    /**
+     * KEYS of the acquire script: the lock hash, its fencing counter, its cancelled attempts, the claim to the next
+     * turn, the FIFO queue and its deadlines.
+     */
     final List<byte[]> acquireKeys;
-    /** KEYS of the release script: the lock hash. */
+    /** KEYS of the release script: the lock hash, the claim to the next turn, the FIFO queue and its deadlines. */
     final List<byte[]> releaseKeys;
     /**
      * The run's latest attempt through {@link RedisLockStore#tryAcquire}, 0 before the first; set before the
@@ -38,8 +41,11 @@ public final class RedisHold implements RedisNodeStore.Hold {
         this.channel = bytes(RedisKeys.channelOf(lock));
         this.ownerArg = bytes(owner);
         byte[] claimKey = bytes(RedisKeys.claimOf(lock));
-        this.acquireKeys = List.of(lockKey, bytes(RedisKeys.fenceOf(lock)), cancelledKey, claimKey);
-        this.releaseKeys = List.of(lockKey, claimKey);
+        byte[] queueKey = bytes(RedisKeys.queueOf(lock));
+        byte[] deadlinesKey = bytes(RedisKeys.queueDeadlinesOf(lock));
+        this.acquireKeys = List.of(lockKey, bytes(RedisKeys.fenceOf(lock)), cancelledKey, claimKey, queueKey,
+                deadlinesKey);
+        this.releaseKeys = List.of(lockKey, claimKey, queueKey, deadlinesKey);
     }
 
     /** A script argument as Jedis sends a string: UTF-8. */

@@ -12,6 +12,11 @@ package io.locksmith.redis.internal;
  *       tokens keep growing across holds;</li>
  *   <li>{@code ns:{e}:cancelled}: a short-lived set of this lock's acquisition attempts that their clients gave
  *       up on after a lost answer (see {@link RedisScripts}); it expires by itself;</li>
+ *   <li>{@code ns:{e}:claim}: a waiting run's claim to the next turn (see {@link RedisScripts}); it expires with
+ *       the claimant's lease;</li>
+ *   <li>{@code ns:{e}:queue} and {@code ns:{e}:queue-deadlines}: with FIFO fairness, the waiting runs in order of
+ *       arrival and the time each stops counting as waiting unless it looks again; both expire by
+ *       themselves;</li>
  *   <li>{@code ns:{e}:released}: the channel a release publishes on, so waiters retry at once.</li>
  * </ul>
  * where {@code e} is {@code n} with {@code %}, <code>{</code> and <code>}</code> written as {@code %25},
@@ -27,6 +32,8 @@ public final class RedisKeys {
     private static final String CANCELLED_SUFFIX = ":cancelled";
     private static final String CHANNEL_SUFFIX = ":released";
     private static final String CLAIM_SUFFIX = ":claim";
+    private static final String QUEUE_SUFFIX = ":queue";
+    private static final String QUEUE_DEADLINES_SUFFIX = ":queue-deadlines";
 
     private final String namespace;
 
@@ -55,6 +62,16 @@ public final class RedisKeys {
         return claimOf(lock(name));
     }
 
+    /** The FIFO queue of waiting runs of {@code name}, in the lock's slot. */
+    public String queue(String name) {
+        return queueOf(lock(name));
+    }
+
+    /** The deadlines of the queued runs of {@code name}, in the lock's slot. */
+    public String queueDeadlines(String name) {
+        return queueDeadlinesOf(lock(name));
+    }
+
     /** The channel a release of {@code name} publishes on, in the lock's slot. */
     public String channel(String name) {
         return channelOf(lock(name));
@@ -73,6 +90,16 @@ public final class RedisKeys {
     /** The claim to the next turn beside the lock hash {@code lock}. */
     public static String claimOf(String lock) {
         return lock + CLAIM_SUFFIX;
+    }
+
+    /** The FIFO queue of waiting runs beside the lock hash {@code lock}. */
+    public static String queueOf(String lock) {
+        return lock + QUEUE_SUFFIX;
+    }
+
+    /** The deadlines of the queued runs beside the lock hash {@code lock}. */
+    public static String queueDeadlinesOf(String lock) {
+        return lock + QUEUE_DEADLINES_SUFFIX;
     }
 
     /** The channel of the lock hash {@code lock}. */

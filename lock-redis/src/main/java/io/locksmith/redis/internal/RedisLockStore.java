@@ -69,9 +69,16 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
     /** The attempt argument that names any attempt of the owner. */
     private static final byte[] ANY_ATTEMPT = new byte[0];
     private static final byte[] CLAIM_ARG = RedisHold.bytes(RedisScripts.CLAIM);
+    private static final byte[] QUEUE_ARG = RedisHold.bytes(RedisScripts.QUEUE);
+    /** The least time a queued waiter stays queued without looking again (FIFO fairness). */
+    private static final long MIN_QUEUED_MILLIS = 5_000;
     private static final byte[] SHARDED = RedisHold.bytes(RedisScripts.SHARDED);
 
     private final UnifiedJedis jedis;
+    /** Whether waiters queue first come, first served across providers (FIFO fairness). */
+    private final boolean fifo;
+    /** How long a queued waiter stays queued without looking again, before the attempt's lease caps it. */
+    private final long queuedMillis;
     private final String address;
     private final RedisKeys keys;
     private final boolean cluster;
@@ -100,7 +107,23 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
      */
     public RedisLockStore(UnifiedJedis jedis, String address, LockOptions options, Runnable onConnectionFailure,
             AutoCloseable owned) {
+        this(jedis, address, options, false, onConnectionFailure, owned);
+    }
+
+    /**
+     * A store over {@code jedis}, serving waiters first come, first served across providers if {@code fifo}
+     * (see {@link RedisScripts#ACQUIRE}), else by the bounded rule of claims.
+     *
+     * @param onConnectionFailure run after a call failed on a broken connection (drops the idle pooled
+     *     connections of an owned client, which are likely stale too)
+     * @param owned closed with the store, or null if the caller keeps ownership of the client
+     */
+    public RedisLockStore(UnifiedJedis jedis, String address, LockOptions options, boolean fifo,
+            Runnable onConnectionFailure, AutoCloseable owned) {
         this.jedis = jedis;
+        this.fifo = fifo;
+        // a queued waiter looks again within a third of this, and a dead one holds the queue up for at most this
+        this.queuedMillis = Math.max(MIN_QUEUED_MILLIS, 2 * options.operationTimeout().toMillis());
         this.address = address;
         this.keys = new RedisKeys(options.namespace());
         this.nodes = RedisShardedWakeups.Nodes.of(jedis);
@@ -172,8 +195,16 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
     }
 
     private List<byte[]> acquireArgs(RedisHold hold, Duration lease, long attempt, boolean claim) {
-        return claim ? List.of(hold.ownerArg, leaseArg(lease), number(attempt), CLAIM_ARG)
-                : List.of(hold.ownerArg, leaseArg(lease), number(attempt));
+        if (!claim) {
+            return List.of(hold.ownerArg, leaseArg(lease), number(attempt));
+        }
+        return fifo ? List.of(hold.ownerArg, leaseArg(lease), number(attempt), QUEUE_ARG,
+                number(queuedMillis(lease))) : List.of(hold.ownerArg, leaseArg(lease), number(attempt), CLAIM_ARG);
+    }
+
+    /** How long a waiter stays queued without looking again: {@link #queuedMillis}, at most the lease. */
+    private long queuedMillis(Duration lease) {
+        return Math.max(1, Math.min(queuedMillis, leaseMillis(lease)));
     }
 
     /**
@@ -216,6 +247,11 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
     private Acquisition acquired(Object reply) {
         if (reply instanceof List<?> claimed && claimed.size() == 1) {
             long left = asLong(claimed.get(0), "acquire");
+            if (fifo) {
+                // a queued waiter must look again before its place lapses, woken or not
+                long refresh = Math.max(1, queuedMillis / 3);
+                return Acquisition.claimed(Duration.ofMillis(left > 0 ? Math.min(left, refresh) : refresh));
+            }
             return Acquisition.claimed(left > 0 ? Duration.ofMillis(left) : null);
         }
         long answer = asLong(reply, "acquire");

@@ -44,11 +44,18 @@ import java.util.HexFormat;
  *       the time, expiring with the claimant's lease, refreshed by each of its attempts): once
  *       {@link LockStore#GRANTS_PAST_A_CLAIM} more tokens have been issued, a free lock goes to the claimant
  *       alone, and its grant deletes the claim. The claim key joins the first {@code EXISTS}, so the usual
- *       case still costs one command to tell.</li>
+ *       case still costs one command to tell. With FIFO fairness a waiter's attempt queues its owner instead: a
+ *       sorted set of the waiting owners in order of arrival, and beside it a sorted set of the server time
+ *       ({@code TIME}) at which each stops counting as waiting unless it looks again; every attempt that finds a
+ *       queue first drops the owners whose time has passed, so a waiter that died holds up the others for at most
+ *       its own time, whatever the number of dead waiters (they lapse side by side, not one after another), and
+ *       a free lock goes only to the head of the queue. Attempts that do not queue (bounded fairness) respect the
+ *       queue too, so providers of both kinds on one lock never pass a queued waiter. The queue key joins the
+ *       first {@code EXISTS}, and {@code TIME} is read only when a queue exists.</li>
  *   <li>{@link #RELEASE}: deletes the hash only if it holds this owner's attempt, then publishes a wake-up.
  *       Retried after a lost answer, it finds the attempt gone and changes nothing, so it can never free a hold
  *       that another owner, or a later attempt of the same owner, took meanwhile. A run that holds nothing
- *       (abandoned, or its attempt failed) gives up its claim the same way.</li>
+ *       (abandoned, or its attempt failed) gives up its claim and its place in the queue the same way.</li>
  *   <li>{@link #RENEW}: extends each hash of the batch that still holds the attempt of the owner given for it
  *       (each name has its own owner id) and names those that do not (expired, deleted, or flushed): one server
  *       call for the whole batch.</li>
@@ -77,18 +84,24 @@ public final class RedisScripts {
     /** The argument that lets {@link #ACQUIRE} claim the next turn for a waiter it answers busy. */
     public static final String CLAIM = "claim";
 
+    /** The argument that lets {@link #ACQUIRE} queue a waiter it answers busy (FIFO fairness). */
+    public static final String QUEUE = "queue";
+
     /**
-     * KEYS[1] lock hash, KEYS[2] fencing counter, KEYS[3] cancelled attempts, KEYS[4] claim to the next turn;
-     * ARGV[1] owner, ARGV[2] lease in ms, ARGV[3] attempt id (a decimal number, greater than the owner's earlier
-     * attempts), ARGV[4] {@link #CLAIM} if a busy answer should claim the next turn, or absent. Returns the new
-     * fencing token (&gt; 0), or this attempt's token if it holds the lock already; when busy, the negated
-     * remaining lease in ms (&lt; 0), or 0 if that is unknown (the holder's hash has no expiry) or the attempt was
-     * cancelled; when busy and the owner holds the claim, a one-element array of the remaining lease in ms (0 if
-     * unknown).
+     * KEYS[1] lock hash, KEYS[2] fencing counter, KEYS[3] cancelled attempts, KEYS[4] claim to the next turn,
+     * KEYS[5] FIFO queue, KEYS[6] its deadlines; ARGV[1] owner, ARGV[2] lease in ms, ARGV[3] attempt id (a decimal
+     * number, greater than the owner's earlier attempts), ARGV[4] {@link #CLAIM} if a busy answer should claim the
+     * next turn, {@link #QUEUE} if it should queue the owner (FIFO fairness), or absent; ARGV[5] with
+     * {@link #QUEUE}: how long in ms the owner stays queued unless it looks again. Returns the new fencing token
+     * (&gt; 0), or this attempt's token if it holds the lock already; when busy, the negated remaining lease in ms
+     * (&lt; 0), or 0 if that is unknown (the holder's hash has no expiry) or the attempt was cancelled; when busy
+     * and the owner holds the claim or is queued, a one-element array of the remaining lease in ms (0 if unknown).
      */
     public static final Script ACQUIRE = new Script("acquire", """
-            local free = redis.call('exists', KEYS[1], KEYS[3], KEYS[4]) == 0
+            local free = redis.call('exists', KEYS[1], KEYS[3], KEYS[4], KEYS[5]) == 0
             local refused = false
+            local now = nil
+            local headDeadline = nil
             if not free then
               if redis.call('sismember', KEYS[3], ARGV[1] .. ':' .. ARGV[3]) == 1 then
                 return 0
@@ -100,6 +113,20 @@ public final class RedisScripts {
               end
               free = redis.call('exists', KEYS[1]) == 0
                 or (held and (tonumber(held) or math.huge) < tonumber(ARGV[3]))
+              if redis.call('exists', KEYS[5]) == 1 then
+                local t = redis.call('time')
+                now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+                local lapsed = redis.call('zrangebyscore', KEYS[6], '-inf', now)
+                if #lapsed > 0 then
+                  redis.call('zrem', KEYS[5], unpack(lapsed))
+                  redis.call('zremrangebyscore', KEYS[6], '-inf', now)
+                end
+                local head = redis.call('zrange', KEYS[5], 0, 0)[1]
+                if free and head and head ~= ARGV[1] then
+                  free = false
+                  headDeadline = tonumber(redis.call('zscore', KEYS[6], head))
+                end
+              end
               if free then
                 local claimant = redis.call('hget', KEYS[4], 'owner')
                 if claimant == ARGV[1] then
@@ -115,9 +142,34 @@ public final class RedisScripts {
               local token = redis.call('incr', KEYS[2])
               redis.call('hset', KEYS[1], ARGV[1], ARGV[3])
               redis.call('pexpire', KEYS[1], ARGV[2])
+              if now then
+                redis.call('zrem', KEYS[5], ARGV[1])
+                redis.call('zrem', KEYS[6], ARGV[1])
+              end
               return token
             end
-            local ttl = redis.call('pttl', refused and KEYS[4] or KEYS[1])
+            local ttl
+            if headDeadline then
+              ttl = headDeadline - now
+            else
+              ttl = redis.call('pttl', refused and KEYS[4] or KEYS[1])
+            end
+            if ARGV[4] == 'queue' then
+              if not now then
+                local t = redis.call('time')
+                now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+              end
+              if not redis.call('zscore', KEYS[5], ARGV[1]) then
+                local last = redis.call('zrange', KEYS[5], -1, -1, 'withscores')
+                redis.call('zadd', KEYS[5], (tonumber(last[2]) or 0) + 1, ARGV[1])
+              end
+              redis.call('zadd', KEYS[6], now + tonumber(ARGV[5]), ARGV[1])
+              if redis.call('pttl', KEYS[5]) < tonumber(ARGV[5]) then
+                redis.call('pexpire', KEYS[5], ARGV[5])
+                redis.call('pexpire', KEYS[6], ARGV[5])
+              end
+              return {math.max(ttl, 0)}
+            end
             if ARGV[4] == 'claim' then
               local claimant = redis.call('hget', KEYS[4], 'owner')
               if not claimant then
@@ -136,16 +188,23 @@ public final class RedisScripts {
             """.replace("$GRANTS", Integer.toString(LockStore.GRANTS_PAST_A_CLAIM)));
 
     /**
-     * KEYS[1] lock hash, KEYS[2] claim to the next turn; ARGV[1] owner, ARGV[2] attempt id (empty: any attempt of
-     * the owner), ARGV[3] wake-up channel, ARGV[4] {@link #SHARDED} or absent. Returns 1 if released, 0 if that
-     * attempt did not hold the lock; in that case the owner's claim, if it has one, ends (a holder has none: its
-     * grant ended it).
+     * KEYS[1] lock hash, KEYS[2] claim to the next turn, KEYS[3] FIFO queue, KEYS[4] its deadlines; ARGV[1] owner,
+     * ARGV[2] attempt id (empty: any attempt of the owner), ARGV[3] wake-up channel, ARGV[4] {@link #SHARDED} or
+     * absent. Returns 1 if released, 0 if that attempt did not hold the lock; in that case the owner's claim, if it
+     * has one, ends (a holder has none: its grant ended it), and so does its place in the queue, with a wake-up if
+     * the lock is free, so that the next in line looks again.
      */
     public static final Script RELEASE = new Script("release", """
             local held = redis.call('hget', KEYS[1], ARGV[1])
             if not held or (ARGV[2] ~= '' and held ~= ARGV[2]) then
               if KEYS[2] and redis.call('hget', KEYS[2], 'owner') == ARGV[1] then
                 redis.call('del', KEYS[2])
+              end
+              if KEYS[3] and redis.call('exists', KEYS[3]) == 1 and redis.call('zrem', KEYS[3], ARGV[1]) == 1 then
+                redis.call('zrem', KEYS[4], ARGV[1])
+                if redis.call('exists', KEYS[1]) == 0 then
+                  redis.call(ARGV[4] == 'sharded' and 'spublish' or 'publish', ARGV[3], 'released')
+                end
               end
               return 0
             end

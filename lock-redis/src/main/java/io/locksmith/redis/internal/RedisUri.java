@@ -24,6 +24,16 @@ public record RedisUri(boolean tls, String host, int port, int database, String 
      * @throws IllegalArgumentException naming what is wrong, with the credentials hidden
      */
     public static RedisUri parse(URI uri) {
+        return parse(uri, false);
+    }
+
+    /**
+     * Parses {@code uri}, whose query, if {@code queryAllowed}, the caller reads itself (the URI is checked
+     * whole first, so that a password written unencoded is never shown as a query).
+     *
+     * @throws IllegalArgumentException naming what is wrong, with the credentials hidden
+     */
+    public static RedisUri parse(URI uri, boolean queryAllowed) {
         String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
         if (!scheme.equals("redis") && !scheme.equals("rediss")) {
             throw bad(uri, "scheme must be redis or rediss");
@@ -37,7 +47,7 @@ public record RedisUri(boolean tls, String host, int port, int database, String 
             throw bad(uri, "an '@' follows the host; percent-encode '/', '?', '#' and '@' in the user name and"
                     + " password");
         }
-        if (uri.getRawQuery() != null) {
+        if (uri.getRawQuery() != null && !queryAllowed) {
             throw bad(uri, "query parameters are not supported");
         }
         if (uri.getRawFragment() != null) {
