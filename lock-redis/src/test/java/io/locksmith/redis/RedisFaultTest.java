@@ -14,7 +14,6 @@ import io.locksmith.redis.internal.RedisLockStore;
 import io.locksmith.redis.internal.RedisStoreProbe;
 import io.locksmith.spi.LockStores;
 import io.locksmith.tests.FencedResource;
-import io.locksmith.tests.servers.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,12 +23,11 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** What a Redis server's failures do to holders and waiters, on a redis-server process the test controls. */
 @DisplayName("Redis failures")
@@ -37,26 +35,14 @@ class RedisFaultTest {
 
     private static final Duration SLACK = Duration.ofSeconds(5);
 
-    private static RedisServer server;
-    private static RedisAdmin admin;
+    @RegisterExtension
+    static final OwnRedis REDIS = new OwnRedis();
 
     private final List<LockProvider> providers = new ArrayList<>();
     private final List<String> losses = new CopyOnWriteArrayList<>();
     private ExecutorService threads;
     private String namespace;
 
-    @BeforeAll
-    static void startServer() {
-        server = RedisServer.start();
-        admin = new RedisAdmin(server);
-    }
-
-    @AfterAll
-    static void stopServer() {
-        if (server != null) {
-            server.close();
-        }
-    }
 
     @BeforeEach
     void setUp() {
@@ -78,7 +64,7 @@ class RedisFaultTest {
     }
 
     private LockProvider open(LockOptions options) {
-        LockProvider provider = LockProvider.open(server.uri(), options);
+        LockProvider provider = LockProvider.open(REDIS.server().uri(), options);
         providers.add(provider);
         return provider;
     }
@@ -89,7 +75,7 @@ class RedisFaultTest {
         LockOptions options = options().leaseTime(Duration.ofSeconds(30)).renewInterval(Duration.ofSeconds(1)).build();
         DistributedLock lock = open(options).getLock("flushed");
         lock.lock();
-        admin.call(jedis -> jedis.flushAll());
+        REDIS.admin().call(jedis -> jedis.flushAll());
         Await.until("the holder is told of the loss", options.renewInterval().plus(options.operationTimeout())
                 .plus(SLACK), () -> losses.contains("flushed"));
         assertThat(lock.isHeldByCurrentThread()).isFalse();
@@ -111,12 +97,12 @@ class RedisFaultTest {
         first.lock();
         long firstToken = first.fencingToken();
         assertThat(resource.write(firstToken, "first")).isTrue();
-        server.pause();
+        REDIS.server().pause();
         try {
             Await.until("the holder is told of the loss while the server is paused",
                     options.leaseTime().plus(options.renewInterval()).plus(SLACK), () -> losses.contains("fenced"));
         } finally {
-            server.resume();
+            REDIS.server().resume();
         }
         assertThat(first.isHeldByCurrentThread()).isFalse();
 
@@ -136,7 +122,7 @@ class RedisFaultTest {
     void killedWhileWaiting() throws Exception {
         LockOptions options = options().leaseTime(Duration.ofSeconds(60)).build();
         DistributedLock held = open(options).getLock("killed");
-        RedisLockStore redis = TestRedis.store(server, options);
+        RedisLockStore redis = TestRedis.store(REDIS.server(), options);
         CountingStore<RedisHold> store = new CountingStore<>(redis);
         LockProvider waiting = LockStores.newProvider(store, options);
         providers.add(waiting);
@@ -147,16 +133,16 @@ class RedisFaultTest {
             return null;
         });
         Await.until("the waiter waits for a wake-up after two busy answers", SLACK, () -> store.busyAnswers.get() == 2
-                && admin.subscribers(new RedisKeys(namespace).channel("killed")) == 1);
+                && REDIS.admin().subscribers(new RedisKeys(namespace).channel("killed")) == 1);
 
-        server.kill();
+        REDIS.server().kill();
         try {
             assertThatThrownBy(() -> waiter.get(SLACK.toSeconds() + 5, TimeUnit.SECONDS))
                     .as("lock() of the waiter after the server died")
                     .isInstanceOf(ExecutionException.class)
                     .cause().isInstanceOf(LockBackendException.class);
         } finally {
-            server.restart();
+            REDIS.server().restart();
         }
 
         // The restarted server is empty. A new holder takes the lock; the waiting provider's subscriber has
@@ -178,7 +164,7 @@ class RedisFaultTest {
             return null;
         });
         Await.until("the waiter waits again after two busy answers", SLACK,
-                () -> store.busyAnswers.get() == busyBefore + 2 && admin.subscribers(new RedisKeys(namespace).channel("killed")) == 1);
+                () -> store.busyAnswers.get() == busyBefore + 2 && REDIS.admin().subscribers(new RedisKeys(namespace).channel("killed")) == 1);
         next.unlock();
         again.get(SLACK.toSeconds() + 5, TimeUnit.SECONDS);
         assertThat(store.acquireAttempts.get()).as("attempts of the second wait").isEqualTo(before + 3);
@@ -189,24 +175,24 @@ class RedisFaultTest {
             + "long before its 30 s lease would end")
     void lostAnswerIsCancelled() {
         LockOptions options = options().build();
-        RedisLockStore store = TestRedis.store(server, options);
+        RedisLockStore store = TestRedis.store(REDIS.server(), options);
         LockProvider provider = LockStores.newProvider(store, options);
         providers.add(provider);
         DistributedLock lock = provider.getLock("unanswered");
         DistributedLock other = open(options).getLock("unanswered");
 
-        server.pause();
+        REDIS.server().pause();
         try {
             assertThatThrownBy(() -> lock.tryLock(Duration.ZERO, Duration.ofSeconds(30)))
                     .isInstanceOf(LockBackendException.class);
             assertThat(RedisStoreProbe.pendingCancellations(store)).as("cancellations waiting for the server")
                     .isEqualTo(1);
         } finally {
-            server.resume();
+            REDIS.server().resume();
         }
         Await.until("the cancellation reached the server", SLACK,
                 () -> RedisStoreProbe.pendingCancellations(store) == 0);
-        assertThat(admin.heldNames(namespace)).as("locks held after the cancellation").isEmpty();
+        assertThat(REDIS.admin().heldNames(namespace)).as("locks held after the cancellation").isEmpty();
         assertThat(other.tryLock()).as("another provider acquires").isTrue();
         other.unlock();
     }

@@ -7,7 +7,6 @@ import io.locksmith.DistributedLock;
 import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
 import io.locksmith.redis.internal.RedisKeys;
-import io.locksmith.tests.servers.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,12 +16,11 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * FIFO fairness ({@code ?fairness=fifo}): waiters of different providers are served in order of arrival, a
@@ -36,26 +34,14 @@ class RedisFifoTest {
     private static final Duration BOUND = Duration.ofSeconds(20);
     private static final String NAME = "fifo";
 
-    private static RedisServer server;
-    private static RedisAdmin admin;
+    @RegisterExtension
+    static final OwnRedis REDIS = new OwnRedis();
 
     private final List<LockProvider> providers = new ArrayList<>();
     private ExecutorService threads;
     private LockOptions options;
     private RedisKeys keys;
 
-    @BeforeAll
-    static void startServer() {
-        server = RedisServer.start();
-        admin = new RedisAdmin(server);
-    }
-
-    @AfterAll
-    static void stopServer() {
-        if (server != null) {
-            server.close();
-        }
-    }
 
     @BeforeEach
     void setUp() {
@@ -73,17 +59,17 @@ class RedisFifoTest {
     }
 
     private LockProvider open(String fairness) {
-        LockProvider provider = LockProvider.open(server.uri() + "?fairness=" + fairness, options);
+        LockProvider provider = LockProvider.open(REDIS.server().uri() + "?fairness=" + fairness, options);
         providers.add(provider);
         return provider;
     }
 
     private long queued() {
-        return admin.call(jedis -> jedis.zcard(keys.queue(NAME)));
+        return REDIS.admin().call(jedis -> jedis.zcard(keys.queue(NAME)));
     }
 
     private List<String> queue() {
-        return admin.call(jedis -> jedis.zrange(keys.queue(NAME), 0, -1));
+        return REDIS.admin().call(jedis -> jedis.zrange(keys.queue(NAME), 0, -1));
     }
 
     /** A thread that takes the lock, notes {@code who}, and gives it back. */
@@ -100,7 +86,7 @@ class RedisFifoTest {
 
     /** Puts a waiter that never looks again into the queue, as a process that died while waiting leaves it. */
     private void deadWaiter(String owner, long score, Duration left) {
-        admin.call(jedis -> {
+        REDIS.admin().call(jedis -> {
             List<String> time = jedis.time();
             long now = Long.parseLong(time.get(0)) * 1000 + Long.parseLong(time.get(1)) / 1000;
             jedis.zadd(keys.queue(NAME), score, owner);
@@ -155,7 +141,7 @@ class RedisFifoTest {
         DistributedLock bounded = open("bounded").getLock(NAME);
         assertThat(bounded.tryLock()).as("a bounded provider's tryLock() on a free lock with a waiter queued")
                 .isFalse();
-        admin.call(jedis -> jedis.zrem(keys.queue(NAME), "queued"));
+        REDIS.admin().call(jedis -> jedis.zrem(keys.queue(NAME), "queued"));
         assertThat(bounded.tryLock()).as("once the queue is empty").isTrue();
         bounded.unlock();
     }
@@ -187,9 +173,9 @@ class RedisFifoTest {
     @Test
     @DisplayName("the URI takes fairness=fifo or fairness=bounded and nothing else")
     void uriParameters() {
-        assertThatThrownBy(() -> LockProvider.open(server.uri() + "?fairness=lottery", options))
+        assertThatThrownBy(() -> LockProvider.open(REDIS.server().uri() + "?fairness=lottery", options))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("fairness must be bounded or fifo");
-        assertThatThrownBy(() -> LockProvider.open(server.uri() + "?timeout=5", options))
+        assertThatThrownBy(() -> LockProvider.open(REDIS.server().uri() + "?timeout=5", options))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("unknown query parameter 'timeout'");
         LockProvider upper = open("FIFO");
         assertThat(upper.getLock(NAME).tryLock()).isTrue();

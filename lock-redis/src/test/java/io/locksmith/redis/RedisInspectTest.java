@@ -10,7 +10,6 @@ import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
 import io.locksmith.redis.internal.RedisHold;
 import io.locksmith.redis.internal.RedisKeys;
-import io.locksmith.tests.servers.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -19,13 +18,12 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * {@link LockProvider#inspect} and {@link LockProvider#forceRelease} on one Redis server, as an operator's
@@ -36,26 +34,14 @@ class RedisInspectTest {
 
     private static final Duration BOUND = Duration.ofSeconds(20);
 
-    private static RedisServer server;
-    private static RedisAdmin admin;
+    @RegisterExtension
+    static final OwnRedis REDIS = new OwnRedis();
 
     private final List<LockProvider> providers = new ArrayList<>();
     private final List<String> lost = new CopyOnWriteArrayList<>();
     private String namespace;
     private RedisKeys keys;
 
-    @BeforeAll
-    static void startServer() {
-        server = RedisServer.start();
-        admin = new RedisAdmin(server);
-    }
-
-    @AfterAll
-    static void stopServer() {
-        if (server != null) {
-            server.close();
-        }
-    }
 
     @BeforeEach
     void namespace() {
@@ -66,7 +52,7 @@ class RedisInspectTest {
     @AfterEach
     void closeProviders() {
         providers.forEach(LockProvider::close);
-        assertThat(admin.heldNames(namespace)).as("locks left held in the namespace").isEmpty();
+        assertThat(REDIS.admin().heldNames(namespace)).as("locks left held in the namespace").isEmpty();
     }
 
     /** Renewed every second with a 3 s lease, so a loss is seen within about a second. */
@@ -76,7 +62,7 @@ class RedisInspectTest {
     }
 
     private LockProvider open(LockOptions options) {
-        LockProvider provider = LockProvider.open(server.uri(), options);
+        LockProvider provider = LockProvider.open(REDIS.server().uri(), options);
         providers.add(provider);
         return provider;
     }
@@ -241,7 +227,7 @@ class RedisInspectTest {
             LockOptions longLease = options().leaseTime(Duration.ofSeconds(60)).build();
             LockProvider app = open(longLease);
             LockProvider operator = open();
-            CountingStore<RedisHold> store = new CountingStore<>(TestRedis.store(server, longLease));
+            CountingStore<RedisHold> store = new CountingStore<>(TestRedis.store(REDIS.server(), longLease));
             LockProvider waiting = TestRedis.provider(store, longLease);
             providers.add(waiting);
 
@@ -262,7 +248,7 @@ class RedisInspectTest {
                 // one attempt, the subscription, one more attempt (a release may come before the subscription);
                 // both answered busy, or the release could meet the second attempt still in flight
                 Await.until("the waiter subscribed after two busy answers", BOUND,
-                        () -> store.busyAnswers.get() == 2 && admin.subscribers(keys.channel("queued")) == 1);
+                        () -> store.busyAnswers.get() == 2 && REDIS.admin().subscribers(keys.channel("queued")) == 1);
 
                 assertThat(operator.forceRelease("queued")).isTrue();
                 assertThat(waiter.get(BOUND.toSeconds(), TimeUnit.SECONDS)).as("the waiter's token")

@@ -5,13 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.locksmith.redis.internal.RedisKeys;
 import io.locksmith.redis.internal.RedisScripts.Script;
 import io.locksmith.redis.internal.RedisScripts;
-import io.locksmith.tests.servers.RedisServer;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The Lua scripts run directly against a real server, one decision at a time. */
 @DisplayName("Redis lock scripts")
@@ -21,23 +19,11 @@ class RedisScriptsTest {
     private static final String BOB = "b0b00000000000000000000000000000";
     private static final String LEASE = "30000";
 
-    private static RedisServer server;
-    private static RedisAdmin admin;
+    @RegisterExtension
+    static final OwnRedis REDIS = new OwnRedis();
 
     private RedisKeys keys;
 
-    @BeforeAll
-    static void startServer() {
-        server = RedisServer.start();
-        admin = new RedisAdmin(server);
-    }
-
-    @AfterAll
-    static void stopServer() {
-        if (server != null) {
-            server.close();
-        }
-    }
 
     @BeforeEach
     void namespace() {
@@ -45,7 +31,7 @@ class RedisScriptsTest {
     }
 
     private static Object run(Script script, List<String> keyList, String... args) {
-        return admin.call(jedis -> jedis.eval(script.text(), keyList, List.of(args)));
+        return REDIS.admin().call(jedis -> jedis.eval(script.text(), keyList, List.of(args)));
     }
 
     private long acquire(String name, String owner, long attempt) {
@@ -68,7 +54,7 @@ class RedisScriptsTest {
     }
 
     private String claimant(String name) {
-        return admin.call(jedis -> jedis.hget(keys.claim(name), "owner"));
+        return REDIS.admin().call(jedis -> jedis.hget(keys.claim(name), "owner"));
     }
 
     private long cancel(String name, String owner, long attempt) {
@@ -82,11 +68,11 @@ class RedisScriptsTest {
     }
 
     private boolean exists(String name) {
-        return admin.<Boolean>call(jedis -> jedis.exists(keys.lock(name)));
+        return REDIS.admin().<Boolean>call(jedis -> jedis.exists(keys.lock(name)));
     }
 
     private String holder(String name, String owner) {
-        return admin.call(jedis -> jedis.hget(keys.lock(name), owner));
+        return REDIS.admin().call(jedis -> jedis.hget(keys.lock(name), owner));
     }
 
     @Test
@@ -94,7 +80,7 @@ class RedisScriptsTest {
     void acquire() {
         assertThat(acquire("a", ALICE, 1)).isEqualTo(1);
         assertThat(holder("a", ALICE)).as("the hash names the owner and the attempt").isEqualTo("1");
-        long pttl = admin.call(jedis -> jedis.pttl(keys.lock("a")));
+        long pttl = REDIS.admin().call(jedis -> jedis.pttl(keys.lock("a")));
         assertThat(pttl).as("the hash expires with the lease").isBetween(1L, 30_000L);
 
         long busy = acquire("a", BOB, 1);
@@ -103,7 +89,7 @@ class RedisScriptsTest {
 
         assertThat(acquire("a", ALICE, 2)).as("a newer attempt of the owner: a fresh acquisition").isEqualTo(2);
         assertThat(holder("a", ALICE)).isEqualTo("2");
-        assertThat(admin.<Long>call(jedis -> jedis.hlen(keys.lock("a")))).as("fields of the hash").isEqualTo(1);
+        assertThat(REDIS.admin().<Long>call(jedis -> jedis.hlen(keys.lock("a")))).as("fields of the hash").isEqualTo(1);
         assertThat(acquire("a", ALICE, 2)).as("the same attempt repeated: its own token again").isEqualTo(2);
         assertThat(acquire("a", ALICE, 1)).as("an older attempt of the owner").isBetween(-30_000L, -1L);
         assertThat(holder("a", ALICE)).isEqualTo("2");
@@ -148,9 +134,9 @@ class RedisScriptsTest {
         assertThat(exists("e")).as("Alice's hold is untouched").isTrue();
 
         assertThat(acquireOrClaim("e", BOB, 2, "20000")).isInstanceOf(List.class);
-        long claimTtl = admin.call(jedis -> jedis.pttl(keys.claim("e")));
+        long claimTtl = REDIS.admin().call(jedis -> jedis.pttl(keys.claim("e")));
         assertThat(claimTtl).as("the claim expires with the claimant's lease").isBetween(1L, 20_000L);
-        admin.call(jedis -> jedis.del(keys.claim("e"))); // what its expiry does, without waiting for it
+        REDIS.admin().call(jedis -> jedis.del(keys.claim("e"))); // what its expiry does, without waiting for it
         assertThat(release("e", ALICE, "1")).isEqualTo(1);
         for (int i = 0; i < 9; i++) {
             assertThat(acquire("e", ALICE, 10 + i)).as("grant %d", i + 1).isPositive();
@@ -180,7 +166,7 @@ class RedisScriptsTest {
         assertThat(exists("d4")).as("the lock hash after cancel A").isTrue();
         assertThat(acquire("d4", BOB, 1)).as("acquire Q while B's lease is valid").isBetween(-30_000L, -1L);
         assertThat(renew("d4", ALICE, Long.toString(attemptB))).as("renew B: positions gone").isEqualTo(List.of());
-        assertThat(admin.<String>call(jedis -> jedis.get(keys.fence("d4")))).as("tokens issued").isEqualTo("1");
+        assertThat(REDIS.admin().<String>call(jedis -> jedis.get(keys.fence("d4")))).as("tokens issued").isEqualTo("1");
     }
 
     @Test
@@ -191,12 +177,12 @@ class RedisScriptsTest {
         assertThat(release("r", ALICE, "4")).as("an earlier attempt of the owner").isZero();
         assertThat(holder("r", ALICE)).isEqualTo("5");
         assertThat(release("r", ALICE, "5")).isEqualTo(1);
-        assertThat(admin.<Boolean>call(jedis -> jedis.exists(keys.lock("r")))).as("hash after release").isFalse();
+        assertThat(REDIS.admin().<Boolean>call(jedis -> jedis.exists(keys.lock("r")))).as("hash after release").isFalse();
         assertThat(release("r", ALICE, "5")).as("the same release repeated").isZero();
 
         assertThat(acquire("r", BOB, 1)).as("token after release").isEqualTo(2);
         assertThat(release("r", BOB, "")).as("any attempt of the owner").isEqualTo(1);
-        assertThat(admin.<String>call(jedis -> jedis.get(keys.fence("r")))).as("the fencing counter stays").isEqualTo("2");
+        assertThat(REDIS.admin().<String>call(jedis -> jedis.get(keys.fence("r")))).as("the fencing counter stays").isEqualTo("2");
     }
 
     @Test
@@ -206,18 +192,18 @@ class RedisScriptsTest {
         acquire("other", BOB, 1);
         acquire("replaced", ALICE, 2);
         acquire("replaced", ALICE, 3);
-        admin.call(jedis -> jedis.pexpire(keys.lock("kept"), 1_000));
+        REDIS.admin().call(jedis -> jedis.pexpire(keys.lock("kept"), 1_000));
         acquire("bobs", BOB, 4);
-        admin.call(jedis -> jedis.pexpire(keys.lock("bobs"), 1_000));
+        REDIS.admin().call(jedis -> jedis.pexpire(keys.lock("bobs"), 1_000));
         Object gone = run(RedisScripts.RENEW,
                 List.of(keys.lock("kept"), keys.lock("other"), keys.lock("missing"), keys.lock("replaced"),
                         keys.lock("bobs")),
                 "60000", ALICE, "1", ALICE, "1", ALICE, "1", ALICE, "2", BOB, "4");
         assertThat(gone).as("positions no longer held").isEqualTo(List.of(2L, 3L, 4L));
-        assertThat(admin.<Long>call(jedis -> jedis.pttl(keys.lock("kept")))).as("renewed lease").isGreaterThan(30_000L);
-        assertThat(admin.<Long>call(jedis -> jedis.pttl(keys.lock("other")))).as("another owner's lease")
+        assertThat(REDIS.admin().<Long>call(jedis -> jedis.pttl(keys.lock("kept")))).as("renewed lease").isGreaterThan(30_000L);
+        assertThat(REDIS.admin().<Long>call(jedis -> jedis.pttl(keys.lock("other")))).as("another owner's lease")
                 .isLessThanOrEqualTo(30_000L);
-        assertThat(admin.<Long>call(jedis -> jedis.pttl(keys.lock("bobs")))).as("renewed with its own owner")
+        assertThat(REDIS.admin().<Long>call(jedis -> jedis.pttl(keys.lock("bobs")))).as("renewed with its own owner")
                 .isGreaterThan(30_000L);
         assertThat(renew("other", BOB, "")).as("any attempt of the owner").isEqualTo(List.of());
     }
@@ -227,13 +213,13 @@ class RedisScriptsTest {
     void cancel() {
         acquire("ran", ALICE, 7);
         assertThat(cancel("ran", ALICE, 7)).as("cancel after the acquisition ran").isEqualTo(1);
-        assertThat(admin.<Boolean>call(jedis -> jedis.exists(keys.lock("ran")))).isFalse();
+        assertThat(REDIS.admin().<Boolean>call(jedis -> jedis.exists(keys.lock("ran")))).isFalse();
 
         assertThat(cancel("late", ALICE, 8)).as("cancel before the acquisition runs").isZero();
-        long pttl = admin.call(jedis -> jedis.pttl(keys.cancelled("late")));
+        long pttl = REDIS.admin().call(jedis -> jedis.pttl(keys.cancelled("late")));
         assertThat(pttl).as("the cancellation is remembered for a while only").isBetween(1L, 60_000L);
         assertThat(acquire("late", ALICE, 8)).as("the cancelled acquisition arriving late").isZero();
-        assertThat(admin.<Boolean>call(jedis -> jedis.exists(keys.lock("late")))).isFalse();
+        assertThat(REDIS.admin().<Boolean>call(jedis -> jedis.exists(keys.lock("late")))).isFalse();
         assertThat(acquire("late", ALICE, 9)).as("a new attempt of the same owner").isEqualTo(1);
 
         assertThat(cancel("late", ALICE, 8)).as("cancelling an old attempt leaves the new hold").isZero();
@@ -250,7 +236,7 @@ class RedisScriptsTest {
         assertThat(held.get(0)).isEqualTo(ALICE);
         assertThat((Long) held.get(1)).as("lease left").isBetween(1L, 30_000L);
         assertThat(held.get(2)).as("the hold's token").isEqualTo("1");
-        admin.call(jedis -> jedis.persist(keys.lock("i")));
+        REDIS.admin().call(jedis -> jedis.persist(keys.lock("i")));
         assertThat(inspect(lock)).as("a hash without expiry").containsExactly(ALICE, -1L, "1");
         release("i", ALICE, "3");
         assertThat(inspect(lock)).as("released").containsExactly(null, -2L, "1");
@@ -263,11 +249,11 @@ class RedisScriptsTest {
         try (Subscriber subscriber = new Subscriber(keys.channel("f"))) {
             assertThat(run(RedisScripts.FORCE_RELEASE, List.of(keys.lock("f")), keys.channel("f"))).isEqualTo(1L);
             assertThat(subscriber.next()).isEqualTo("released");
-            assertThat(admin.<Boolean>call(jedis -> jedis.exists(keys.lock("f")))).isFalse();
+            assertThat(REDIS.admin().<Boolean>call(jedis -> jedis.exists(keys.lock("f")))).isFalse();
             assertThat(run(RedisScripts.FORCE_RELEASE, List.of(keys.lock("f")), keys.channel("f"))).isEqualTo(0L);
             assertThat(subscriber.next()).isEqualTo("released");
         }
-        assertThat(admin.<String>call(jedis -> jedis.get(keys.fence("f")))).as("the fencing counter stays")
+        assertThat(REDIS.admin().<String>call(jedis -> jedis.get(keys.fence("f")))).as("the fencing counter stays")
                 .isEqualTo("1");
         assertThat(release("f", BOB, "1")).as("the holder's release afterwards").isZero();
     }
@@ -294,7 +280,7 @@ class RedisScriptsTest {
                     .isEqualTo(0L);
             assertThat(sharded.next()).as("after force-release").isEqualTo("released");
             // messages on one connection arrive in order: had a script used PUBLISH, its message came first
-            admin.call(jedis -> jedis.publish(channel, "marker"));
+            REDIS.admin().call(jedis -> jedis.publish(channel, "marker"));
             assertThat(plain.next()).as("first message on the plain channel").isEqualTo("marker");
         }
     }
@@ -329,7 +315,7 @@ class RedisScriptsTest {
 
         private Subscriber(String channel, boolean isSharded) {
             this.isSharded = isSharded;
-            thread = new Thread(() -> admin.call(jedis -> {
+            thread = new Thread(() -> REDIS.admin().call(jedis -> {
                 if (isSharded) {
                     shardedPubSub.proceed(jedis.getConnection(), channel);
                 } else {
@@ -340,7 +326,7 @@ class RedisScriptsTest {
             thread.setDaemon(true);
             thread.start();
             Await.until("subscribed to " + channel, java.time.Duration.ofSeconds(10),
-                    () -> (isSharded ? admin.shardSubscribers(channel) : admin.subscribers(channel)) == 1);
+                    () -> (isSharded ? REDIS.admin().shardSubscribers(channel) : REDIS.admin().subscribers(channel)) == 1);
         }
 
         String next() throws InterruptedException {
@@ -363,7 +349,7 @@ class RedisScriptsTest {
     void shaMatchesServer() {
         for (Script script : List.of(RedisScripts.ACQUIRE, RedisScripts.RELEASE, RedisScripts.RENEW,
                 RedisScripts.CANCEL, RedisScripts.INSPECT, RedisScripts.FORCE_RELEASE)) {
-            assertThat(admin.<String>call(jedis -> jedis.scriptLoad(script.text()))).as(script.name())
+            assertThat(REDIS.admin().<String>call(jedis -> jedis.scriptLoad(script.text()))).as(script.name())
                     .isEqualTo(script.sha());
         }
     }

@@ -7,7 +7,6 @@ import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
 import io.locksmith.redis.internal.RedisHold;
 import io.locksmith.redis.internal.RedisKeys;
-import io.locksmith.tests.servers.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -15,12 +14,11 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Waiting is event-driven: with a 60 s lease renewed by its holder, a waiter that gets the lock within the 20 s
@@ -33,26 +31,14 @@ class RedisWakeUpTest {
     private static final Duration LEASE = Duration.ofSeconds(60);
     private static final Duration BOUND = Duration.ofSeconds(20);
 
-    private static RedisServer server;
-    private static RedisAdmin admin;
+    @RegisterExtension
+    static final OwnRedis REDIS = new OwnRedis();
 
     private final List<LockProvider> providers = new ArrayList<>();
     private ExecutorService threads;
     private LockOptions options;
     private RedisKeys keys;
 
-    @BeforeAll
-    static void startServer() {
-        server = RedisServer.start();
-        admin = new RedisAdmin(server);
-    }
-
-    @AfterAll
-    static void stopServer() {
-        if (server != null) {
-            server.close();
-        }
-    }
 
     @BeforeEach
     void setUp() {
@@ -69,14 +55,14 @@ class RedisWakeUpTest {
     }
 
     private LockProvider open() {
-        LockProvider provider = LockProvider.open(server.uri(), options);
+        LockProvider provider = LockProvider.open(REDIS.server().uri(), options);
         providers.add(provider);
         return provider;
     }
 
     /** A provider whose store counts the machinery's calls. */
     private Counted counted() {
-        CountingStore<RedisHold> store = new CountingStore<>(TestRedis.store(server, options));
+        CountingStore<RedisHold> store = new CountingStore<>(TestRedis.store(REDIS.server(), options));
         LockProvider provider = TestRedis.provider(store, options);
         providers.add(provider);
         return new Counted(store, provider);
@@ -110,7 +96,7 @@ class RedisWakeUpTest {
         // one attempt, the subscription, one more attempt (the release may have come before the subscription);
         // both answered busy, or the release could meet the second attempt still in flight
         Await.until("the waiter subscribed after two busy answers", BOUND,
-                () -> store.busyAnswers.get() == 2 && admin.subscribers(keys.channel("job")) == 1);
+                () -> store.busyAnswers.get() == 2 && REDIS.admin().subscribers(keys.channel("job")) == 1);
         Thread.sleep(1_000);
         assertThat(store.acquireAttempts.get()).as("attempts while the lock stays held for 1 s").isEqualTo(2);
         assertThat(waiter.isDone()).isFalse();
@@ -121,7 +107,7 @@ class RedisWakeUpTest {
         assertThat(store.acquireAttempts.get()).as("attempts in all: two before the release, one after").isEqualTo(3);
         assertThat(store.subscriptions.get()).as("subscriptions of the waiter").isEqualTo(1);
         Await.until("the waiter's channel is unsubscribed", BOUND,
-                () -> admin.subscribers(keys.channel("job")) == 0);
+                () -> REDIS.admin().subscribers(keys.channel("job")) == 0);
     }
 
     @Test
@@ -140,13 +126,13 @@ class RedisWakeUpTest {
         }
         Await.until("every waiting lock's channel is subscribed once", BOUND, () -> {
             for (int i = 0; i < locks; i++) {
-                if (admin.subscribers(keys.channel("shared-" + i)) != 1) {
+                if (REDIS.admin().subscribers(keys.channel("shared-" + i)) != 1) {
                     return false;
                 }
             }
             return true;
         });
-        assertThat(admin.subscriberConnections()).as("connections in subscriber mode for %d waiting locks", locks)
+        assertThat(REDIS.admin().subscriberConnections()).as("connections in subscriber mode for %d waiting locks", locks)
                 .isEqualTo(1);
 
         for (DistributedLock lock : held) {
@@ -156,8 +142,8 @@ class RedisWakeUpTest {
             waiter.get(BOUND.toSeconds(), TimeUnit.SECONDS);
         }
         Await.until("no channel of the namespace is subscribed and the connection left subscriber mode", BOUND,
-                () -> admin.channels(keys.lockPattern().replace("*}", "")).isEmpty()
-                        && admin.subscriberConnections() == 0);
+                () -> REDIS.admin().channels(keys.lockPattern().replace("*}", "")).isEmpty()
+                        && REDIS.admin().subscriberConnections() == 0);
     }
 
     @Test
@@ -167,11 +153,11 @@ class RedisWakeUpTest {
         DistributedLock wanted = open().getLock("dropped");
         held.lock();
         Future<Long> waiter = lockAndUnlock(wanted);
-        Await.until("the waiter subscribed", BOUND, () -> admin.subscribers(keys.channel("dropped")) == 1);
+        Await.until("the waiter subscribed", BOUND, () -> REDIS.admin().subscribers(keys.channel("dropped")) == 1);
 
-        admin.dropSubscribers();
+        REDIS.admin().dropSubscribers();
         Await.until("the subscription is back after the drop", BOUND,
-                () -> admin.subscribers(keys.channel("dropped")) == 1);
+                () -> REDIS.admin().subscribers(keys.channel("dropped")) == 1);
         held.unlock();
         waiter.get(BOUND.toSeconds(), TimeUnit.SECONDS);
     }
