@@ -254,22 +254,19 @@ enum JdbcTarget {
 
     /** The run holding the claim to the next turn of a lease-mode lock, or null: its claim may have lapsed. */
     String claimant(String table, String namespace, String name) throws SQLException {
-        try (Connection connection = admin().getConnection();
-             PreparedStatement select = connection.prepareStatement("SELECT claimant FROM " + table
-                     + " WHERE lock_key = ?")) {
-            select.setBytes(1, LockTable.key(namespace, name));
-            try (ResultSet row = select.executeQuery()) {
-                return row.next() ? row.getString(1) : null;
-            }
-        }
+        return claimantOfRow(table, LockTable.key(namespace, name));
     }
 
-    /** The owner of the live or lapsed session-mode claim of a lock where waiters poll (H2), or null. */
+    /** The owner of the live or lapsed session-mode claim of a lock, kept in a row of its own, or null. */
     String sessionClaimant(String table, String namespace, String name) throws SQLException {
+        return claimantOfRow(table, LockTable.claimKey(namespace, name));
+    }
+
+    private String claimantOfRow(String table, byte[] key) throws SQLException {
         try (Connection connection = admin().getConnection();
              PreparedStatement select = connection.prepareStatement("SELECT claimant FROM " + table
                      + " WHERE lock_key = ?")) {
-            select.setBytes(1, LockTable.claimKey(namespace, name));
+            select.setBytes(1, key);
             try (ResultSet row = select.executeQuery()) {
                 return row.next() ? row.getString(1) : null;
             }
