@@ -38,7 +38,10 @@ class RedisScriptsTest {
         return (Long) run(RedisScripts.ACQUIRE, acquireKeys(name), owner, LEASE, Long.toString(attempt));
     }
 
-    /** An attempt of a waiter: its busy answer claims the next turn (a one-element list) when nobody has. */
+    /**
+     * An attempt of a waiter with no ticket yet: its busy answer, {claimed 1 or 0, lease left, ticket}, claims the
+     * next turn when nobody has.
+     */
     private Object acquireOrClaim(String name, String owner, long attempt, String lease) {
         return run(RedisScripts.ACQUIRE, acquireKeys(name), owner, lease, Long.toString(attempt), RedisScripts.CLAIM);
     }
@@ -102,10 +105,11 @@ class RedisScriptsTest {
         String carol = "ca401000000000000000000000000000";
         assertThat(acquire("c", ALICE, 1)).isEqualTo(1);
         assertThat(acquireOrClaim("c", BOB, 1, LEASE)).as("Bob waits: his busy answer claims the next turn")
-                .isInstanceOf(List.class);
+                .asList().first().isEqualTo(1L);
         assertThat(claimant("c")).isEqualTo(BOB);
-        assertThat(acquireOrClaim("c", carol, 1, LEASE)).as("Carol waits too: busy, no claim")
-                .isInstanceOf(Long.class);
+        List<?> carolsAnswer = (List<?>) acquireOrClaim("c", carol, 1, LEASE);
+        assertThat(carolsAnswer.get(0)).as("Carol waits too: busy, no claim").isEqualTo(0L);
+        assertThat(carolsAnswer.get(2)).as("her ticket: the counter when she was first answered busy").isEqualTo(1L);
         assertThat(acquire("c", BOB, 2)).as("a try without waiting leaves the claim alone").isNegative();
         assertThat(release("c", ALICE, "1")).isEqualTo(1);
         // the 8 grants the claim lets pass
@@ -115,13 +119,46 @@ class RedisScriptsTest {
         }
         assertThat(acquire("c", ALICE, 20)).as("the 9th: refused, the turn is Bob's").isNegative();
         assertThat(acquireOrClaim("c", carol, 2, LEASE)).as("Carol cannot take Bob's turn or claim")
-                .isInstanceOf(Long.class).asInstanceOf(org.assertj.core.api.InstanceOfAssertFactories.LONG)
-                .isNegative();
+                .asList().first().isEqualTo(0L);
         assertThat(exists("c")).as("nobody holds it meanwhile").isFalse();
         assertThat(acquireOrClaim("c", BOB, 3, LEASE)).as("Bob takes his turn").isEqualTo(10L);
         assertThat(claimant("c")).as("his grant ends his claim").isNull();
         assertThat(release("c", BOB, "3")).isEqualTo(1);
         assertThat(acquire("c", ALICE, 21)).as("free for anyone again").isEqualTo(11);
+    }
+
+    @Test
+    @DisplayName("claims: a waiter with an older ticket takes the claim from a younger one")
+    void olderTicketTakesTheClaim() {
+        String carol = "ca401000000000000000000000000000";
+        String dave = "da7e0000000000000000000000000000";
+        assertThat(acquire("t", ALICE, 1)).isEqualTo(1);
+        assertThat(acquireOrClaim("t", BOB, 1, LEASE)).asList().first().isEqualTo(1L);
+        assertThat(((List<?>) acquireOrClaim("t", carol, 1, LEASE)).get(2)).as("Carol's ticket").isEqualTo(1L);
+        assertThat(release("t", ALICE, "1")).isEqualTo(1);
+        assertThat(acquireOrClaim("t", BOB, 2, LEASE)).as("Bob's turn").isEqualTo(2L);
+        assertThat(release("t", BOB, "2")).isEqualTo(1);
+        assertThat(acquire("t", ALICE, 3)).isEqualTo(3);
+        assertThat(acquireOrClaim("t", dave, 1, LEASE)).as("Dave, who came later, claims the free claim")
+                .asList().first().isEqualTo(1L);
+        assertThat(claimWithTicket("t", carol, 2, 1)).as("Carol, waiting since ticket 1, takes it from Dave (3)")
+                .asList().first().isEqualTo(1L);
+        assertThat(claimant("t")).isEqualTo(carol);
+        assertThat(claimWithTicket("t", dave, 2, 3)).as("Dave's next attempt no longer holds the claim")
+                .asList().first().isEqualTo(0L);
+        assertThat(release("t", ALICE, "3")).isEqualTo(1);
+        // Carol's grants count from her ticket: 3 tokens were issued since, so 6 more pass and the 7th is hers
+        for (int i = 0; i < 6; i++) {
+            assertThat(acquire("t", ALICE, 10 + i)).as("grant %d past Carol's claim", i + 1).isPositive();
+            assertThat(release("t", ALICE, Long.toString(10 + i))).isEqualTo(1);
+        }
+        assertThat(acquire("t", ALICE, 20)).as("refused: the turn is Carol's").isNegative();
+        assertThat(claimWithTicket("t", carol, 3, 1)).as("Carol takes her turn").isEqualTo(10L);
+    }
+
+    private Object claimWithTicket(String name, String owner, long attempt, long ticket) {
+        return run(RedisScripts.ACQUIRE, acquireKeys(name), owner, LEASE, Long.toString(attempt), RedisScripts.CLAIM,
+                Long.toString(ticket));
     }
 
     @Test

@@ -31,6 +31,11 @@ public final class RedisHold implements RedisNodeStore.Hold {
      * after its last attempt.
      */
     volatile long attempt;
+    /**
+     * The run's ticket on this server: the fencing counter when an attempt of the run was first answered busy, -1
+     * until then (see {@link RedisScripts#ACQUIRE}). Written by the run's attempts, which never overlap.
+     */
+    volatile long ticket = -1;
 
     RedisHold(RedisKeys keys, String name, String owner) {
         this.name = name;

@@ -68,6 +68,8 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
     private static final long MAX_RETRY_MILLIS = 1_000;
     /** The attempt argument that names any attempt of the owner. */
     private static final byte[] ANY_ATTEMPT = new byte[0];
+    /** The ticket argument of a run that has not been answered busy yet. */
+    private static final byte[] NO_TICKET = new byte[0];
     private static final byte[] CLAIM_ARG = RedisHold.bytes(RedisScripts.CLAIM);
     private static final byte[] QUEUE_ARG = RedisHold.bytes(RedisScripts.QUEUE);
     /** The least time a queued waiter stays queued without looking again (FIFO fairness). */
@@ -191,15 +193,17 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
             cancelIfRun(e, hold, attempt, lease);
             throw e;
         }
-        return acquired(reply.value);
+        return acquired(hold, reply.value);
     }
 
     private List<byte[]> acquireArgs(RedisHold hold, Duration lease, long attempt, boolean claim) {
         if (!claim) {
             return List.of(hold.ownerArg, leaseArg(lease), number(attempt));
         }
+        long ticket = hold.ticket;
         return fifo ? List.of(hold.ownerArg, leaseArg(lease), number(attempt), QUEUE_ARG,
-                number(queuedMillis(lease))) : List.of(hold.ownerArg, leaseArg(lease), number(attempt), CLAIM_ARG);
+                number(queuedMillis(lease))) : List.of(hold.ownerArg, leaseArg(lease), number(attempt), CLAIM_ARG,
+                ticket < 0 ? NO_TICKET : number(ticket));
     }
 
     /** How long a waiter stays queued without looking again: {@link #queuedMillis}, at most the lease. */
@@ -244,7 +248,14 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
         return attempt.id();
     }
 
-    private Acquisition acquired(Object reply) {
+    private Acquisition acquired(RedisHold hold, Object reply) {
+        if (reply instanceof List<?> claim && claim.size() == 3) {
+            hold.ticket = asLong(claim.get(2), "acquire");
+            long left = asLong(claim.get(1), "acquire");
+            Duration retryAfter = left > 0 ? Duration.ofMillis(left) : null;
+            return asLong(claim.get(0), "acquire") == 1 ? Acquisition.claimed(retryAfter)
+                    : Acquisition.busy(retryAfter);
+        }
         if (reply instanceof List<?> claimed && claimed.size() == 1) {
             long left = asLong(claimed.get(0), "acquire");
             if (fifo) {
@@ -315,7 +326,7 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
                 cancelIfRun(e, hold, id, lease);
                 throw e;
             }
-            return acquired(reply.value);
+            return acquired(hold, reply.value);
         };
     }
 

@@ -40,10 +40,13 @@ import java.util.HexFormat;
  *       remaining lease, which bounds how long a waiter that misses the release message waits. The usual case,
  *       neither a hold nor a cancelled attempt of the lock, is told by one {@code EXISTS} of both keys, so that
  *       it costs four commands inside the script: each command a script calls adds to the server's time per
- *       round trip. A waiter's attempt may claim the next turn (a hash of the claimant and the fencing counter at
- *       the time, expiring with the claimant's lease, refreshed by each of its attempts): once
- *       {@link LockStore#GRANTS_PAST_A_CLAIM} more tokens have been issued, a free lock goes to the claimant
- *       alone, and its grant deletes the claim. The claim key joins the first {@code EXISTS}, so the usual
+ *       round trip. A waiter's attempt may claim the next turn (a hash of the claimant and its ticket, expiring
+ *       with the claimant's lease, refreshed by each of its attempts): once {@link LockStore#GRANTS_PAST_A_CLAIM}
+ *       more tokens than the ticket have been issued, a free lock goes to the claimant alone, and its grant deletes
+ *       the claim. A run's ticket is the fencing counter when it was first answered busy, which the script tells
+ *       it and it sends with its later attempts; a run with an older ticket takes the claim from a younger one, so
+ *       the waiter that has waited longest is the claimant, and the Redlock masters, whose counters move
+ *       together, agree on it instead of splitting their claims among several waiters. The claim key joins the first {@code EXISTS}, so the usual
  *       case still costs one command to tell. With FIFO fairness a waiter's attempt queues its owner instead: a
  *       sorted set of the waiting owners in order of arrival, and beside it a sorted set of the server time
  *       ({@code TIME}) at which each stops counting as waiting unless it looks again; every attempt that finds a
@@ -92,10 +95,13 @@ public final class RedisScripts {
      * KEYS[5] FIFO queue, KEYS[6] its deadlines; ARGV[1] owner, ARGV[2] lease in ms, ARGV[3] attempt id (a decimal
      * number, greater than the owner's earlier attempts), ARGV[4] {@link #CLAIM} if a busy answer should claim the
      * next turn, {@link #QUEUE} if it should queue the owner (FIFO fairness), or absent; ARGV[5] with
-     * {@link #QUEUE}: how long in ms the owner stays queued unless it looks again. Returns the new fencing token
-     * (&gt; 0), or this attempt's token if it holds the lock already; when busy, the negated remaining lease in ms
-     * (&lt; 0), or 0 if that is unknown (the holder's hash has no expiry) or the attempt was cancelled; when busy
-     * and the owner holds the claim or is queued, a one-element array of the remaining lease in ms (0 if unknown).
+     * {@link #QUEUE}: how long in ms the owner stays queued unless it looks again; with {@link #CLAIM}: the run's
+     * ticket, the fencing counter when it was first answered busy here (empty until it knows it). Returns the new
+     * fencing token (&gt; 0), or this attempt's token if it holds the lock already; when busy, the negated
+     * remaining lease in ms (&lt; 0), or 0 if that is unknown (the holder's hash has no expiry) or the attempt was
+     * cancelled; when busy and queued, a one-element array of the remaining lease in ms (0 if unknown); when busy
+     * and claiming, a three-element array: 1 if the owner holds the claim now, else 0; the remaining lease in ms
+     * (0 if unknown); the run's ticket.
      */
     public static final Script ACQUIRE = new Script("acquire", """
             local free = redis.call('exists', KEYS[1], KEYS[3], KEYS[4], KEYS[5]) == 0
@@ -171,15 +177,20 @@ public final class RedisScripts {
               return {math.max(ttl, 0)}
             end
             if ARGV[4] == 'claim' then
+              local ticket = ARGV[5]
+              if not tonumber(ticket) then
+                ticket = redis.call('get', KEYS[2]) or '0'
+              end
               local claimant = redis.call('hget', KEYS[4], 'owner')
-              if not claimant then
-                redis.call('hset', KEYS[4], 'owner', ARGV[1], 'at', redis.call('get', KEYS[2]) or '0')
+              if not claimant or (claimant ~= ARGV[1]
+                  and (tonumber(redis.call('hget', KEYS[4], 'at')) or 0) > tonumber(ticket)) then
+                redis.call('hset', KEYS[4], 'owner', ARGV[1], 'at', ticket)
                 claimant = ARGV[1]
               end
               if claimant == ARGV[1] then
                 redis.call('pexpire', KEYS[4], ARGV[2])
-                return {math.max(ttl, 0)}
               end
+              return {claimant == ARGV[1] and 1 or 0, math.max(ttl, 0), tonumber(ticket)}
             end
             if ttl < 0 then
               return 0
