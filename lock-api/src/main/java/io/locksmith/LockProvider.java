@@ -1,13 +1,17 @@
 package io.locksmith;
 
+import io.locksmith.internal.MultiLock;
 import io.locksmith.spi.LockProviderFactory;
 import io.locksmith.spi.Uris;
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.ServiceLoader;
 import java.util.TreeSet;
 
@@ -43,6 +47,29 @@ public interface LockProvider extends AutoCloseable {
      * @throws IllegalStateException if the provider is closed
      */
     DistributedLock getLock(String name);
+
+    /**
+     * Takes the locks of all {@code names} together, as one handle, or none of them: they are taken one after
+     * another in the names' natural ({@link String}) order, each waiting for what is left of {@code wait}, and if
+     * one is not had in time, those already taken are released and the result is empty. All callers take
+     * overlapping names in the same order, so two callers asking for overlapping sets in different orders never
+     * deadlock. Each hold is like one from {@link DistributedLock#tryAcquire(Duration)}: the calling thread's,
+     * renewed, fenced; close the handle on that thread.
+     *
+     * @param names one or more distinct lock names, each as {@link #getLock} takes it
+     * @param wait how long to wait for all of them in all; zero makes one attempt per lock
+     * @return the handle, or empty if the locks were not all had within {@code wait}
+     * @throws NullPointerException if {@code names}, one of them, or {@code wait} is null
+     * @throws IllegalArgumentException if {@code names} is empty, names a lock twice or breaks a naming rule, or
+     *     {@code wait} is negative; nothing is taken then
+     * @throws InterruptedException if the thread is interrupted while waiting; nothing is held then
+     * @throws LockBackendException if the store fails; nothing is held then (a release that could not reach the
+     *     store is retried in the background)
+     * @throws IllegalStateException if the provider is closed
+     */
+    default Optional<MultiLockHandle> acquireAll(Collection<String> names, Duration wait) throws InterruptedException {
+        return MultiLock.acquireAll(this, names, wait);
+    }
 
     /** This provider's identity in the store: random, 128 bits, unique per provider instance. */
     String clientId();

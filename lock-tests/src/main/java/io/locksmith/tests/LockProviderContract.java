@@ -13,6 +13,7 @@ import io.locksmith.LockListener;
 import io.locksmith.LockLostException;
 import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
+import io.locksmith.MultiLockHandle;
 import io.locksmith.spi.Acquisition;
 import io.locksmith.spi.ForwardingLockStore;
 import io.locksmith.spi.LockStore;
@@ -1932,6 +1933,161 @@ public abstract class LockProviderContract {
      * acquireAsync()/tryAcquireAsync(wait): a handle owns its hold, any thread may close it exactly once, waiting
      * blocks no thread, cancellation never leaves a hold, and the handle tells of its loss.
      */
+    // ------------------------------------------------------------------------------------------------------
+    // Several locks at once
+    // ------------------------------------------------------------------------------------------------------
+
+    /**
+     * acquireAll(names, wait): all the locks or none, one handle for them, no deadlock between callers asking for
+     * overlapping sets in different orders, and bad input refused before anything is taken.
+     */
+    @Nested
+    @DisplayName("several locks at once (acquireAll)")
+    public class MultiLocks {
+
+        @Test
+        @DisplayName("acquireAll() takes every lock in the names' order as one handle of the calling thread; others"
+                + " are kept out of each until close() releases them all")
+        void takesAllAndReleasesAll() throws Exception {
+            LockProvider provider = open();
+            LockProvider other = open();
+            List<String> names = List.of("multi-c", "multi-a", "multi-b");
+            MultiLockHandle held = provider.acquireAll(names, Duration.ZERO).orElseThrow(
+                    () -> new AssertionError("acquireAll() of three free locks came back empty"));
+            assertThat(held.handles()).extracting(h -> h.lock().name())
+                    .containsExactly("multi-a", "multi-b", "multi-c");
+            assertThat(held.isValid()).isTrue();
+            for (LockHandle handle : held.handles()) {
+                String name = handle.lock().name();
+                assertThat(held.fencingToken(name)).as("fencing token of %s", name).isPositive()
+                        .isEqualTo(handle.fencingToken());
+                assertThat(other.getLock(name).tryLock()).as("another provider's tryLock() of %s", name).isFalse();
+            }
+            assertThatThrownBy(() -> held.fencingToken("multi-d")).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("multi-d");
+            held.close();
+            assertThat(held.isValid()).as("isValid() after close()").isFalse();
+            held.close(); // exactly once: a second close does nothing
+            assertFree(other, names, "after close()");
+        }
+
+        @Test
+        @DisplayName("if one lock is busy past the wait, acquireAll() comes back empty and holds none of the others")
+        void allOrNothing() throws Exception {
+            LockProvider provider = open();
+            LockProvider other = open();
+            DistributedLock middle = other.getLock("multi-m");
+            middle.lock();
+            try {
+                assertThat(provider.acquireAll(List.of("multi-l", "multi-m", "multi-n"), Duration.ZERO))
+                        .as("acquireAll() while another provider holds one of the locks").isEmpty();
+            } finally {
+                middle.unlock();
+            }
+            assertFree(other, List.of("multi-l", "multi-n"), "after acquireAll() came back empty");
+        }
+
+        @Test
+        @DisplayName("an interrupt while acquireAll() waits ends it with InterruptedException and leaves nothing held")
+        void interruptLeavesNothingHeld() throws Exception {
+            LockProvider provider = open();
+            LockProvider other = open();
+            DistributedLock second = other.getLock("multi-q2");
+            second.lock();
+            AtomicReference<Throwable> ended = new AtomicReference<>();
+            CountDownLatch done = new CountDownLatch(1);
+            try {
+                Future<Object> caller = actor("caller").submit(() -> {
+                    try {
+                        provider.acquireAll(List.of("multi-q1", "multi-q2"), Duration.ofMinutes(5));
+                    } catch (Throwable t) {
+                        ended.set(t);
+                    } finally {
+                        done.countDown();
+                    }
+                    return null;
+                });
+                assertThat(eventually(opBound(), () -> other.getLock("multi-q1").isLocked()))
+                        .as("multi-q1 taken while multi-q2 is awaited").isTrue();
+                caller.cancel(true);
+                assertThat(done.await(opBound().toMillis(), TimeUnit.MILLISECONDS)).as("acquireAll() returned")
+                        .isTrue();
+                assertThat(ended.get()).as("how acquireAll() ended").isInstanceOf(InterruptedException.class);
+                assertThat(ended.get().getSuppressed()).as("failures releasing what acquireAll() had taken")
+                        .isEmpty();
+            } finally {
+                second.unlock();
+            }
+            assertFree(other, List.of("multi-q1"), "after the interrupted acquireAll()");
+        }
+
+        @Test
+        @DisplayName("two providers asking again and again for the same locks in opposite orders never deadlock and"
+                + " never hold them at the same time")
+        void oppositeOrdersNeverDeadlock() throws Exception {
+            List<String> forward = List.of("multi-x", "multi-y", "multi-z");
+            List<String> backward = List.of("multi-z", "multi-y", "multi-x");
+            AtomicInteger inside = new AtomicInteger();
+            AtomicInteger overlaps = new AtomicInteger();
+            int rounds = 20;
+            List<Future<Integer>> callers = new ArrayList<>();
+            for (List<String> order : List.of(forward, backward)) {
+                LockProvider provider = open();
+                callers.add(actor("caller-" + order.get(0)).submit(() -> {
+                    int taken = 0;
+                    for (int i = 0; i < rounds; i++) {
+                        Optional<MultiLockHandle> held = provider.acquireAll(order, waitBound(Duration.ZERO));
+                        if (held.isEmpty()) {
+                            continue;
+                        }
+                        try (MultiLockHandle all = held.get()) {
+                            if (inside.incrementAndGet() != 1) {
+                                overlaps.incrementAndGet();
+                            }
+                            taken++;
+                            inside.decrementAndGet();
+                        }
+                    }
+                    return taken;
+                }));
+            }
+            for (Future<Integer> caller : callers) {
+                assertThat(await(caller, waitBound(Duration.ZERO).multipliedBy(2L * rounds), "a caller's rounds"))
+                        .as("rounds in which a caller got all three locks within its wait").isEqualTo(rounds);
+            }
+            assertThat(overlaps).as("rounds in which both callers held the locks").hasValue(0);
+        }
+
+        @Test
+        @DisplayName("no names, a name twice, a null or a bad name, a negative wait: refused before anything is taken")
+        void badInput() {
+            LockProvider provider = open();
+            assertThatThrownBy(() -> provider.acquireAll(List.of(), Duration.ZERO))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least one");
+            assertThatThrownBy(() -> provider.acquireAll(List.of("multi-a", "multi-a"), Duration.ZERO))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'multi-a'");
+            assertThatThrownBy(() -> provider.acquireAll(java.util.Arrays.asList("multi-a", null), Duration.ZERO))
+                    .isInstanceOf(NullPointerException.class);
+            assertThatThrownBy(() -> provider.acquireAll(null, Duration.ZERO)).isInstanceOf(NullPointerException.class);
+            assertThatThrownBy(() -> provider.acquireAll(List.of("multi-a"), null))
+                    .isInstanceOf(NullPointerException.class);
+            assertThatThrownBy(() -> provider.acquireAll(List.of("multi-a"), Duration.ofMillis(-1)))
+                    .isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> provider.acquireAll(List.of("multi-a", ""), Duration.ZERO))
+                    .isInstanceOf(IllegalArgumentException.class);
+            assertFree(open(), List.of("multi-a"), "after the refused calls");
+        }
+
+        /** Another provider takes and gives back each of {@code names} at once: nobody holds them. */
+        private void assertFree(LockProvider other, List<String> names, String when) {
+            for (String name : names) {
+                DistributedLock lock = other.getLock(name);
+                assertThat(lock.tryLock()).as("another provider's tryLock() of %s %s", name, when).isTrue();
+                lock.unlock();
+            }
+        }
+    }
+
     // ------------------------------------------------------------------------------------------------------
     // Fairness across providers
     // ------------------------------------------------------------------------------------------------------
