@@ -762,6 +762,11 @@ public final class StoreLockProvider<H> implements LockProvider {
         }
     }
 
+    /** The name prefix of the threads of {@link #asyncExecutor()}. */
+    private String asyncThreadPrefix() {
+        return "locksmith-" + clientId.substring(0, 8) + "-async-";
+    }
+
     /** The executor that runs asynchronous acquisitions' store calls; made on first use. */
     private Executor asyncExecutor() {
         ThreadPoolExecutor executor = asyncExecutor;
@@ -772,7 +777,7 @@ public final class StoreLockProvider<H> implements LockProvider {
                     if (closed.get()) {
                         throw new RejectedExecutionException("closed");
                     }
-                    String prefix = "locksmith-" + clientId.substring(0, 8) + "-async-";
+                    String prefix = asyncThreadPrefix();
                     AtomicInteger threads = new AtomicInteger();
                     executor = new ThreadPoolExecutor(ASYNC_THREADS, ASYNC_THREADS, 30, TimeUnit.SECONDS,
                             new LinkedBlockingQueue<>(), r -> {
@@ -1554,6 +1559,17 @@ public final class StoreLockProvider<H> implements LockProvider {
         ThreadPoolExecutor async = asyncExecutor;
         if (async != null) {
             async.shutdown(); // after the entries woke every asynchronous run: each finds the provider closed
+            // An attempt already at the store when the provider closed ends within the operation timeout; wait for
+            // it before the store closes, so that a grant it brings back is given back through a store still open
+            // rather than left to expire with its lease.
+            // (Not when close() runs on one of those threads, from a callback of a future it completed.)
+            if (!Thread.currentThread().getName().startsWith(asyncThreadPrefix())) {
+                try {
+                    async.awaitTermination(Math.max(0, start + budget - time.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
         }
         for (LockEntry entry : entries.values()) {
             entry.unsubscribe();

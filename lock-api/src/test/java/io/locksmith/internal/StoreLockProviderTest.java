@@ -89,6 +89,51 @@ class StoreLockProviderTest {
     }
 
     @Test
+    void anAsynchronousAttemptAtTheStoreWhenTheProviderClosesGivesItsGrantBackBeforeTheStoreCloses()
+            throws Exception {
+        CountDownLatch atStore = new CountDownLatch(1);
+        CountDownLatch answer = new CountDownLatch(1);
+        AtomicBoolean storeClosed = new AtomicBoolean();
+        LockProvider provider = provider(options, store -> new ForwardingStore(store) {
+            @Override
+            public Acquisition tryAcquire(Object hold, Duration lease, Duration wait, Runnable wakeUp) {
+                atStore.countDown();
+                try {
+                    answer.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return super.tryAcquire(hold, lease, wait, wakeUp);
+            }
+
+            @Override
+            public boolean release(Object hold) {
+                if (storeClosed.get()) {
+                    // as a JDBC store whose pool is closed: nothing reaches the store any more
+                    throw new LockBackendException("the store's client is closed");
+                }
+                return super.release(hold);
+            }
+
+            @Override
+            public void close() {
+                storeClosed.set(true);
+                super.close();
+            }
+        });
+        provider.getLock("closing").acquireAsync();
+        assertThat(atStore.await(5, TimeUnit.SECONDS)).as("the asynchronous attempt reached the store").isTrue();
+        Thread closer = new Thread(provider::close, "closer");
+        closer.start();
+        // the attempt answers once close() is under way: waiting for it, or (without the wait) past the store's close
+        awaitTrue(() -> storeClosed.get() || closer.getState() == Thread.State.TIMED_WAITING, Duration.ofSeconds(5));
+        answer.countDown();
+        closer.join(10_000);
+        assertThat(closer.isAlive()).as("close() returned").isFalse();
+        // closeProviders() checks that the store holds nothing: the grant was given back through the open store
+    }
+
+    @Test
     void anInterruptibleReentryWithTheFlagSetThrowsLikeReentrantLock() throws Exception {
         DistributedLock lock = provider().getLock("flag");
         lock.lock();
