@@ -270,7 +270,7 @@ public final class JdbcLockProviders {
         LockStore<?> buildStore() {
             checkOwnConnections(dataSource);
             String where = address != null ? address : "JDBC " + dataSource.getClass().getSimpleName();
-            LockTable lockTable = new LockTable(dataSource, table, createTable, true,
+            LockTable lockTable = new LockTable(dataSource, table, createTable, mode == Mode.LEASE,
                     options.operationTimeout(), where + " (table " + table + ")", owned);
             return mode == Mode.LEASE
                     ? new LeaseStore(lockTable, options.namespace())

@@ -46,10 +46,7 @@ final class LockTable {
     private final DataSource dataSource;
     private final String table;
     private final boolean createTable;
-    /**
-     * Whether the table must have the claim columns: lease mode keeps claims in the lock rows, session mode in rows
-     * of their own; only the operators' tools (such as deleting idle rows) do without.
-     */
+    /** Whether the table must have the claim columns: lease mode keeps claims there, session mode only on H2. */
     private final boolean claims;
     private final Duration timeout;
     private final int queryTimeoutSeconds;
@@ -319,8 +316,9 @@ final class LockTable {
             if (createTable && !tableExists(connection)) {
                 createTable(connection, detected);
             }
-            // lease mode keeps its claims in the lock rows, session mode in rows of their own (see claimTurn)
-            if (claims && !hasClaimColumns(connection)) {
+            // lease mode keeps its claims in the lock rows; session mode where row locks never wait (H2) in rows
+            // of their own (see claimTurn)
+            if ((claims || !detected.locksBlock()) && !hasClaimColumns(connection)) {
                 addClaimColumns(connection, detected);
             }
             holderColumn = detected.recordsHolder() && hasHolderColumn(connection);
@@ -650,19 +648,14 @@ final class LockTable {
     /**
      * Locks the row of {@code key} in the connection's open transaction, waiting for it at most {@code wait}
      * (a zero wait fails at once if it is taken; a wait may be rounded down to what the database can express,
-     * and H2 never waits), so that the machinery polls for the rest. Where the database queues lock waits
-     * ({@link Dialect#locksBlock}), the same statement reads the live claim to the turn another run than
-     * {@code owner} keeps in the row of {@code claimKey} (see {@link #claimTurn}), without locking that row: a
-     * locking read locks the rows of its own query only, not those of a subquery, and the subquery reads as of the
-     * statement's start, which for a statement that waited may be older than the claim; a claim made meanwhile
-     * then waits for the next grant.
+     * and H2 never waits), so that the machinery polls for the rest.
      *
      * @param registry runs the locking read where it may block ({@link Dialect#locksBlock})
-     * @return {@link LockedRow#MISSING} if the row does not exist, else the row locked and the claim read
+     * @return true if locked; false if the row does not exist
      * @throws SQLException that {@link Dialect#isLockNotAvailable} recognises if another transaction holds it
      */
-    LockedRow lockRow(Connection connection, byte[] key, byte[] claimKey, String owner, Duration wait,
-            int queryTimeout, StatementRegistry registry) throws SQLException {
+    boolean lockRow(Connection connection, byte[] key, Duration wait, int queryTimeout, StatementRegistry registry)
+            throws SQLException {
         Dialect d = dialect;
         String setting = d.lockWaitSetting(wait);
         if (setting != null) {
@@ -671,40 +664,13 @@ final class LockTable {
                 set.execute(setting);
             }
         }
-        boolean blocks = d.locksBlock();
-        try (PreparedStatement select = connection.prepareStatement("SELECT token" + (blocks ? ", (SELECT"
-                + " c.claim_token FROM " + table + " c WHERE c.lock_key = ? AND c.claimant <> ? AND c.claim_until > "
-                + d.now() + ")" : "") + " FROM " + table + " WHERE lock_key = ?" + d.forUpdate(wait))) {
+        try (PreparedStatement select = connection.prepareStatement("SELECT token FROM " + table
+                + " WHERE lock_key = ?" + d.forUpdate(wait))) {
             select.setQueryTimeout(queryTimeout);
-            int next = 1;
-            if (blocks) {
-                select.setBytes(next++, claimKey);
-                select.setString(next++, owner);
+            select.setBytes(1, key);
+            try (ResultSet row = d.locksBlock() ? registry.executeQuery(select) : select.executeQuery()) {
+                return row.next();
             }
-            select.setBytes(next, key);
-            try (ResultSet row = blocks ? registry.executeQuery(select) : select.executeQuery()) {
-                if (!row.next()) {
-                    return LockedRow.MISSING;
-                }
-                long claimToken = blocks ? row.getLong(2) : -1;
-                return new LockedRow(true, blocks && !row.wasNull() ? claimToken : -1);
-            }
-        }
-    }
-
-    /**
-     * What {@link #lockRow} found: whether the row exists (and is now locked), and the token of another run's live
-     * claim to the turn as the statement read it, or -1 if there was none or the database was not asked.
-     */
-    record LockedRow(boolean locked, long claimToken) {
-        static final LockedRow MISSING = new LockedRow(false, -1);
-
-        /**
-         * Whether the claim read refuses a hold whose token is {@code token}: the claim has seen
-         * {@value LockStore#GRANTS_PAST_A_CLAIM} tokens drawn since it was made.
-         */
-        boolean claimRefuses(long token) {
-            return claimToken >= 0 && claimToken < token - LockStore.GRANTS_PAST_A_CLAIM;
         }
     }
 
@@ -796,33 +762,25 @@ final class LockTable {
      * run {@code owner}, or refreshes the run's live claim, for {@code lease} from now, in autocommit. The claim
      * lives in a row of its own ({@link #claimKey}), since the lock's row is locked by its holder for the whole
      * hold; a new claim draws a token from the table's counter, from which {@link #recordSessionHold} counts, and a
-     * refresh or a refused claim draws none. Where the database queues lock waits, a waiter claims too, for the
-     * moments it is not queued there (its lock wait ended, or it waits between attempts), and its claim records
-     * the {@code ticket} the run drew from the counter before its first claim, from which grants count there
-     * ({@link LockedRow#claimRefuses}). Inserts the claim row on first use.
+     * refresh or a refused claim draws none. Inserts the claim row on first use.
      *
-     * @param ticket a token the run drew for its claim, or -1 to draw one in the statement (H2)
      * @return whether the run holds the claim now
      */
     boolean claimTurn(Connection connection, byte[] claimKey, String namespace, String name, String owner,
-            long ticket, Duration lease) throws SQLException {
+            Duration lease) throws SQLException {
         Dialect d = dialect;
         String sql = "UPDATE " + table + " SET claim_token = CASE WHEN claimant = ? AND claim_until > " + d.now()
-                + " THEN claim_token ELSE " + (ticket < 0 ? d.drawTokenExpression(table) : "?") + " END,"
-                + " claim_until = " + d.nowPlusMicros() + ", claimant = ? WHERE lock_key = ? AND (claimant IS NULL"
-                + " OR claimant = ? OR claim_until <= " + d.now() + ")";
+                + " THEN claim_token ELSE " + d.drawTokenExpression(table) + " END, claim_until = "
+                + d.nowPlusMicros() + ", claimant = ? WHERE lock_key = ? AND (claimant IS NULL OR claimant = ? OR"
+                + " claim_until <= " + d.now() + ")";
         for (int attempt = 0; ; attempt++) {
             try (PreparedStatement claim = connection.prepareStatement(sql)) {
                 claim.setQueryTimeout(queryTimeoutSeconds);
-                int next = 1;
-                claim.setString(next++, owner);
-                if (ticket >= 0) {
-                    claim.setLong(next++, ticket);
-                }
-                claim.setLong(next++, Dialect.micros(lease));
-                claim.setString(next++, owner);
-                claim.setBytes(next++, claimKey);
-                claim.setString(next, owner);
+                claim.setString(1, owner);
+                claim.setLong(2, Dialect.micros(lease));
+                claim.setString(3, owner);
+                claim.setBytes(4, claimKey);
+                claim.setString(5, owner);
                 if (claim.executeUpdate() > 0) {
                     return true;
                 }

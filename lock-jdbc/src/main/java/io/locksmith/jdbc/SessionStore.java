@@ -132,11 +132,11 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
             for (int attempt = 0; attempt < 3; attempt++) {
                 connection.setAutoCommit(false);
                 Waiter waiter = new Waiter();
-                LockTable.LockedRow locked;
+                boolean locked;
                 try {
                     // NOWAIT never blocks: only a lock wait needs the watchdog
-                    locked = table.lockRow(connection, hold.key, hold.claimKey(namespace), hold.owner, lockWait,
-                            queryTimeout, lockWait.isZero() ? PreparedStatement::executeQuery : waiter::execute);
+                    locked = table.lockRow(connection, hold.key, lockWait, queryTimeout,
+                            lockWait.isZero() ? PreparedStatement::executeQuery : waiter::execute);
                 } catch (SQLException e) {
                     if (waiter.cancelled || dialect.isLockNotAvailable(e)) {
                         connection.rollback();
@@ -144,7 +144,7 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
                     }
                     throw e;
                 }
-                if (!locked.locked()) {
+                if (!locked) {
                     // The first use of this name: create its row (committed at once), then lock it.
                     connection.rollback();
                     connection.setAutoCommit(true);
@@ -155,7 +155,7 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
                 boolean recorded;
                 try {
                     token = tokens.next();
-                    recorded = !locked.claimRefuses(token) && table.recordSessionHold(connection, hold.key,
+                    recorded = table.recordSessionHold(connection, hold.key,
                             dialect.locksBlock() ? null : hold.claimKey(namespace), hold.owner, token, queryTimeout);
                 } catch (SQLException e) {
                     if (!waiter.cancelled) {
@@ -200,29 +200,23 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
     }
 
     /**
-     * The answer to an attempt that found the lock busy, on the connection the attempt rolled back: a run that will
-     * wait claims the next turn (see {@link LockTable#claimTurn}), so that a provider passing the lock among its own
-     * threads cannot starve it. Where row locks never wait (H2), waiters poll, and the claim is all that gives them
-     * their turn. Where the database queues lock waits, its queue serves the waiters inside it in turn, but a
-     * waiter is outside it whenever its lock wait has ended (the wait of one attempt is bounded by the operation
-     * timeout) until its next attempt arrives, and in those moments the claim keeps its place.
+     * The answer to an attempt that found the lock busy, on the connection the attempt rolled back. Where the
+     * database queues lock waits itself ({@link Dialect#locksBlock}), its queue serves waiters in turn. Where row
+     * locks never wait (H2), waiters poll, and a run that will wait claims the next turn (see
+     * {@link LockTable#claimTurn}), so that a provider passing the lock among its own threads cannot starve it.
+     *
+     * <p>Blocking databases keep no claims: a claim outlives its claimant by up to its lease, and a waiter killed
+     * while it held one would keep the lock from everybody that long, where session mode otherwise frees a dead
+     * client's locks the moment the database drops its connection (the JDBC torture run measures that bound).
      */
     private Acquisition busy(Connection connection, SessionHold hold, Duration lease, Runnable wakeUp)
             throws SQLException {
-        if (wakeUp == null) {
-            return Acquisition.busy(); // the caller does not wait, so it claims no turn
+        if (wakeUp == null || table.dialect().locksBlock()) {
+            return Acquisition.busy(); // the caller does not wait, or the database queues it
         }
         connection.setAutoCommit(true);
-        long ticket = -1;
-        if (table.dialect().locksBlock()) {
-            if (hold.ticket < 0) {
-                hold.ticket = tokens.next();
-            }
-            ticket = hold.ticket;
-        }
         hold.mayHaveClaimed = true; // before the statement: one whose answer is lost may still have claimed
-        boolean held = table.claimTurn(connection, hold.claimKey(namespace), namespace, hold.name, hold.owner, ticket,
-                lease);
+        boolean held = table.claimTurn(connection, hold.claimKey(namespace), namespace, hold.name, hold.owner, lease);
         return held ? Acquisition.claimed(null) : Acquisition.busy();
     }
 
@@ -546,12 +540,6 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
         final String owner;
         /** Set before the run's first claim statement, so that its grant, release and abandon end a claim. */
         volatile boolean mayHaveClaimed;
-        /**
-         * The token the run drew for its claims where the database queues lock waits, -1 until its first claim:
-         * drawn once, so the grants its claim lets pass count from the run's first claim, whichever claim it holds.
-         * Read and written by the run's attempts only, which never overlap.
-         */
-        long ticket = -1;
         private byte[] claimKey; // guarded by this
         private Connection connection; // guarded by this
         private boolean ended; // guarded by this
