@@ -1,6 +1,8 @@
 package io.locksmith;
 
+import io.locksmith.internal.LeaderElection;
 import io.locksmith.internal.MultiLock;
+import io.locksmith.internal.SlotSemaphore;
 import io.locksmith.spi.LockProviderFactory;
 import io.locksmith.spi.Uris;
 import java.net.URI;
@@ -69,6 +71,38 @@ public interface LockProvider extends AutoCloseable {
      */
     default Optional<MultiLockHandle> acquireAll(Collection<String> names, Duration wait) throws InterruptedException {
         return MultiLock.acquireAll(this, names, wait);
+    }
+
+    /**
+     * The semaphore {@code name} with {@code permits} permits: at most that many {@link Permit}s are held at once
+     * by all providers of the namespace. Its permits are the locks {@code <name>#permit-0} to
+     * {@code <name>#permit-<permits - 1>}, each permit a hold with its own lease and fencing token; every process
+     * must open the semaphore with the same number of permits. See {@link DistributedSemaphore}.
+     *
+     * @param name the semaphore's name, as {@link #getLock} takes it, with room for {@code #permit-<i>}
+     * @param permits 1 to 1024
+     * @throws NullPointerException if {@code name} is null
+     * @throws IllegalArgumentException if {@code name} breaks a naming rule or {@code permits} is out of range
+     * @throws IllegalStateException if the provider is closed
+     */
+    default DistributedSemaphore getSemaphore(String name, int permits) {
+        return SlotSemaphore.open(this, name, permits);
+    }
+
+    /**
+     * Starts contending for leadership of {@code name}: a thread of the candidacy's own waits for the lock of that
+     * name, and while it holds it this process is the leader. {@code listener} is told of each election (with its
+     * epoch, the hold's fencing token) and of its end (relinquished, lost, closed); after a loss or a relinquish
+     * the candidacy contends again, until {@link Leadership#close()} or this provider's close. A store failure
+     * while contending is retried with backoff. See {@link Leadership}.
+     *
+     * @param name the lock's name, as {@link #getLock} takes it
+     * @throws NullPointerException if {@code name} or {@code listener} is null
+     * @throws IllegalArgumentException if {@code name} breaks a naming rule
+     * @throws IllegalStateException if the provider is closed
+     */
+    default Leadership leadership(String name, LeadershipListener listener) {
+        return LeaderElection.start(this, name, listener);
     }
 
     /** This provider's identity in the store: random, 128 bits, unique per provider instance. */

@@ -26,7 +26,9 @@ public class CycleBenchmark {
             "redlock-locksmith", "redlock-redisson", "redlock-floor", "redlock-floor-scripts",
             "zookeeper-locksmith", "zookeeper-curator", "zookeeper-floor",
             "mariadb-locksmith", "mariadb-spring", "mariadb-shedlock", "mariadb-floor",
-            "postgres-locksmith", "postgres-spring", "postgres-shedlock", "postgres-floor"})
+            "postgres-locksmith", "postgres-spring", "postgres-shedlock", "postgres-floor",
+            "redis-locksmith-semaphore", "redis-redisson-semaphore",
+            "zookeeper-locksmith-semaphore", "zookeeper-curator-semaphore"})
     public String subject;
 
     private Contender contender;

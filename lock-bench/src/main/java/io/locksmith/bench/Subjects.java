@@ -3,9 +3,11 @@ package io.locksmith.bench;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.locksmith.DistributedLock;
+import io.locksmith.DistributedSemaphore;
 import io.locksmith.LockObserver;
 import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
+import io.locksmith.Permit;
 import io.locksmith.micrometer.LockMetrics;
 import io.locksmith.micrometer.LockObservations;
 import io.locksmith.redis.internal.RedisKeys;
@@ -34,6 +36,8 @@ import java.util.concurrent.locks.Lock;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
+import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.zookeeper.CreateMode;
 import net.javacrumbs.shedlock.core.ClockProvider;
@@ -43,6 +47,7 @@ import net.javacrumbs.shedlock.provider.jdbc.JdbcLockProvider;
 import org.redisson.Redisson;
 import org.redisson.RedissonRedLock;
 import org.redisson.api.RLock;
+import org.redisson.api.RPermitExpirableSemaphore;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 import org.springframework.integration.jdbc.lock.DefaultLockRepository;
@@ -94,6 +99,11 @@ final class Subjects {
             case "postgres-locksmith" -> locksmith(jdbcUri(Servers.POSTGRES));
             case "mariadb-locksmith-session" -> locksmith(jdbcUri(Servers.MARIADB) + "&locksmith.mode=session");
             case "postgres-locksmith-session" -> locksmith(jdbcUri(Servers.POSTGRES) + "&locksmith.mode=session");
+            case "redis-locksmith-semaphore" -> locksmithSemaphore("redis://" + Servers.get(Servers.REDIS));
+            case "zookeeper-locksmith-semaphore" ->
+                locksmithSemaphore("zookeeper://" + Servers.get(Servers.ZOOKEEPER) + "/bench");
+            case "redis-redisson-semaphore" -> redissonSemaphore(Servers.get(Servers.REDIS));
+            case "zookeeper-curator-semaphore" -> curatorSemaphore();
             case "redis-redisson" -> redisson(Servers.get(Servers.REDIS), RedissonKind.PLAIN);
             case "redis-redisson-fenced" -> redisson(Servers.get(Servers.REDIS), RedissonKind.FENCED);
             case "redis-redisson-fair" -> redisson(Servers.get(Servers.REDIS), RedissonKind.FAIR);
@@ -155,6 +165,134 @@ final class Subjects {
             @Override
             public void close() {
                 provider.close();
+            }
+        };
+    }
+
+    /** How many permits the semaphore subjects' semaphores have (every cycle finds all of them free). */
+    static final int PERMITS = 4;
+
+    /**
+     * A semaphore as a {@code Lock} for the uncontended cycle: {@code lock()} takes one permit, {@code unlock()}
+     * gives back the one this thread took last.
+     */
+    private abstract static class PermitLock<P> extends LockAdapter {
+        private final ThreadLocal<java.util.ArrayDeque<P>> held = ThreadLocal.withInitial(java.util.ArrayDeque::new);
+
+        abstract P take() throws Exception;
+
+        abstract void giveBack(P permit) throws Exception;
+
+        @Override
+        public void lock() {
+            try {
+                held.get().push(take());
+            } catch (Exception e) {
+                throw new IllegalStateException("taking a permit failed", e);
+            }
+        }
+
+        @Override
+        public void unlock() {
+            try {
+                giveBack(held.get().pop());
+            } catch (Exception e) {
+                throw new IllegalStateException("giving a permit back failed", e);
+            }
+        }
+    }
+
+    /** Locksmith's {@code DistributedSemaphore}: each permit a hold with a renewed lease. */
+    private static Contender locksmithSemaphore(String uri) {
+        LockProvider provider = LockProvider.open(uri);
+        Map<String, Lock> semaphores = new ConcurrentHashMap<>();
+        return new Contender() {
+            @Override
+            public Lock lock(String name) {
+                return semaphores.computeIfAbsent(name, n -> {
+                    DistributedSemaphore semaphore = provider.getSemaphore("semaphore-" + n, PERMITS);
+                    return new PermitLock<Permit>() {
+                        @Override
+                        Permit take() throws InterruptedException {
+                            return semaphore.acquire();
+                        }
+
+                        @Override
+                        void giveBack(Permit permit) {
+                            permit.close();
+                        }
+                    };
+                });
+            }
+
+            @Override
+            public void close() {
+                provider.close();
+            }
+        };
+    }
+
+    /**
+     * Redisson's {@code RPermitExpirableSemaphore}, each permit with a 30 s lease (Locksmith's default lease;
+     * Redisson does not renew a permit's lease).
+     */
+    private static Contender redissonSemaphore(String hostPort) {
+        RedissonClient client = Redisson.create(redissonConfig(hostPort));
+        Map<String, Lock> semaphores = new ConcurrentHashMap<>();
+        return new Contender() {
+            @Override
+            public Lock lock(String name) {
+                return semaphores.computeIfAbsent(name, n -> {
+                    RPermitExpirableSemaphore semaphore = client.getPermitExpirableSemaphore("redisson-semaphore:" + n);
+                    semaphore.trySetPermits(PERMITS);
+                    return new PermitLock<String>() {
+                        @Override
+                        String take() throws InterruptedException {
+                            return semaphore.acquire(30, TimeUnit.SECONDS);
+                        }
+
+                        @Override
+                        void giveBack(String permit) {
+                            semaphore.release(permit);
+                        }
+                    };
+                });
+            }
+
+            @Override
+            public void close() {
+                client.shutdown(0, 5, TimeUnit.SECONDS);
+            }
+        };
+    }
+
+    /** Curator's {@code InterProcessSemaphoreV2}: a lease is an ephemeral node, so it ends with the session. */
+    private static Contender curatorSemaphore() throws InterruptedException {
+        CuratorFramework client = curatorClient();
+        Map<String, Lock> semaphores = new ConcurrentHashMap<>();
+        return new Contender() {
+            @Override
+            public Lock lock(String name) {
+                return semaphores.computeIfAbsent(name, n -> {
+                    InterProcessSemaphoreV2 semaphore = new InterProcessSemaphoreV2(client, "/curator-semaphore/" + n,
+                            PERMITS);
+                    return new PermitLock<Lease>() {
+                        @Override
+                        Lease take() throws Exception {
+                            return semaphore.acquire();
+                        }
+
+                        @Override
+                        void giveBack(Lease lease) {
+                            semaphore.returnLease(lease);
+                        }
+                    };
+                });
+            }
+
+            @Override
+            public void close() {
+                client.close();
             }
         };
     }

@@ -1,0 +1,264 @@
+package io.locksmith.internal;
+
+import io.locksmith.DistributedLock;
+import io.locksmith.DistributedSemaphore;
+import io.locksmith.LockBackendException;
+import io.locksmith.LockHandle;
+import io.locksmith.LockLostException;
+import io.locksmith.LockNames;
+import io.locksmith.LockProvider;
+import io.locksmith.Permit;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * {@link LockProvider#getSemaphore}: {@code permits} permit locks, {@code <name>#permit-<i>}; a permit is a hold of
+ * one of them owned by its handle ({@link DistributedLock#tryAcquireAsync}), so at most {@code permits} are held at
+ * once, each with the lock's lease, renewal, loss reporting and fencing. Taking permits tries the permit locks once
+ * each from a random one (so callers spread over them), and gives back what it took unless it got all it asked
+ * for; while none is free it waits on one permit lock at a time (woken by the store where the backend can) for a
+ * slice that grows from the provider's minimum to its maximum backoff, then looks at all of them again. Built on the
+ * public lock API, so every backend has it. Unsupported internal API.
+ */
+public final class SlotSemaphore implements DistributedSemaphore {
+
+    /** Between a semaphore's name and a permit lock's number. */
+    public static final String PERMIT_SEPARATOR = "#permit-";
+    /** The most permits a semaphore may have: {@link #availablePermits()} costs a round trip per permit. */
+    public static final int MAX_PERMITS = 1024;
+
+    private final String name;
+    private final List<DistributedLock> locks;
+    private final long minSliceNanos;
+    private final long maxSliceNanos;
+
+    private SlotSemaphore(String name, List<DistributedLock> locks, Duration minSlice, Duration maxSlice) {
+        this.name = name;
+        this.locks = locks;
+        this.minSliceNanos = Math.max(1, minSlice.toNanos());
+        this.maxSliceNanos = Math.max(minSliceNanos, maxSlice.toNanos());
+    }
+
+    /** See {@link LockProvider#getSemaphore}. */
+    public static DistributedSemaphore open(LockProvider provider, String name, int permits) {
+        LockNames.check(name);
+        if (permits < 1 || permits > MAX_PERMITS) {
+            throw new IllegalArgumentException("a semaphore has 1 to " + MAX_PERMITS + " permits, not " + permits);
+        }
+        List<DistributedLock> locks = new ArrayList<>(permits);
+        for (int i = 0; i < permits; i++) {
+            String lockName = name + PERMIT_SEPARATOR + i;
+            try {
+                locks.add(provider.getLock(lockName));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("semaphore name '" + name + "' leaves no room for its permit "
+                        + "locks' names ('" + PERMIT_SEPARATOR + i + "' appended): " + e.getMessage(), e);
+            }
+        }
+        return new SlotSemaphore(name, List.copyOf(locks), provider.options().minBackoff(),
+                provider.options().maxBackoff());
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public int permits() {
+        return locks.size();
+    }
+
+    @Override
+    public Permit acquire() throws InterruptedException {
+        return take(1, -1).get(0);
+    }
+
+    @Override
+    public Optional<Permit> tryAcquire(Duration wait) throws InterruptedException {
+        return tryAcquire(1, wait).map(permits -> permits.get(0));
+    }
+
+    @Override
+    public Optional<List<Permit>> tryAcquire(int count, Duration wait) throws InterruptedException {
+        Objects.requireNonNull(wait, "wait");
+        if (wait.isNegative()) {
+            throw new IllegalArgumentException("wait must not be negative: " + wait);
+        }
+        if (count < 1 || count > locks.size()) {
+            throw new IllegalArgumentException("semaphore '" + name + "' has " + locks.size()
+                    + " permits; cannot take " + count);
+        }
+        return Optional.ofNullable(take(count, Math.min(wait.toNanos(), Long.MAX_VALUE / 4)));
+    }
+
+    /** {@code count} permits, or null if {@code waitNanos} (negative: for ever) passed first. */
+    private List<Permit> take(int count, long waitNanos) throws InterruptedException {
+        long deadline = System.nanoTime() + Math.max(0, waitNanos);
+        long slice = minSliceNanos;
+        while (true) {
+            List<Permit> taken = new ArrayList<>(count);
+            if (sweep(taken, count, -1)) {
+                return Collections.unmodifiableList(taken);
+            }
+            long remaining = waitNanos < 0 ? slice : deadline - System.nanoTime();
+            if (remaining <= 0) {
+                return null;
+            }
+            int index = ThreadLocalRandom.current().nextInt(locks.size());
+            Permit first = attempt(index, Duration.ofNanos(Math.min(slice, remaining)), taken);
+            if (first != null) {
+                taken.add(first);
+                if (count == 1 || sweep(taken, count, index)) {
+                    return Collections.unmodifiableList(taken);
+                }
+            }
+            slice = Math.min(slice * 2, maxSliceNanos);
+        }
+    }
+
+    /**
+     * Tries each permit lock but {@code skip} once, from a random one, until {@code taken} has {@code count}
+     * permits; if it does not, gives them all back and returns false.
+     */
+    private boolean sweep(List<Permit> taken, int count, int skip) throws InterruptedException {
+        int start = ThreadLocalRandom.current().nextInt(locks.size());
+        for (int i = 0; i < locks.size() && taken.size() < count; i++) {
+            int index = (start + i) % locks.size();
+            if (index != skip) {
+                Permit permit = attempt(index, Duration.ZERO, taken);
+                if (permit != null) {
+                    taken.add(permit);
+                }
+            }
+        }
+        if (taken.size() == count) {
+            return true;
+        }
+        giveBack(taken, null);
+        return false;
+    }
+
+    /**
+     * One acquisition of permit lock {@code index} waiting up to {@code wait}: the permit, or null if it stayed
+     * busy. On an interrupt or a store failure, gives back {@code taken} and throws.
+     */
+    private Permit attempt(int index, Duration wait, List<Permit> taken) throws InterruptedException {
+        CompletableFuture<LockHandle> pending = locks.get(index).tryAcquireAsync(wait);
+        try {
+            return new SlotPermit(this, locks.get(index).name(), pending.get());
+        } catch (InterruptedException e) {
+            pending.cancel(false); // a hold granted at this moment is given back by the provider
+            giveBack(taken, e);
+            throw e;
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof TimeoutException) {
+                return null;
+            }
+            RuntimeException failure = cause instanceof RuntimeException runtime ? runtime
+                    : new LockBackendException("taking permit lock '" + locks.get(index).name() + "' failed", cause);
+            giveBack(taken, failure);
+            throw failure;
+        }
+    }
+
+    /** Closes every permit of {@code taken}, each even if another failed; failures go to {@code cause}. */
+    private static void giveBack(List<Permit> taken, Throwable cause) {
+        for (Permit permit : taken) {
+            try {
+                permit.close();
+            } catch (RuntimeException e) {
+                if (cause != null) {
+                    cause.addSuppressed(e);
+                } // else: lost, or retried by the provider in the background; nothing is held either way
+            }
+        }
+        taken.clear();
+    }
+
+    @Override
+    public int availablePermits() {
+        int free = 0;
+        for (DistributedLock lock : locks) {
+            if (!lock.isLocked()) {
+                free++;
+            }
+        }
+        return free;
+    }
+
+    @Override
+    public String toString() {
+        return "DistributedSemaphore{'" + name + "', permits=" + locks.size() + '}';
+    }
+
+    /** A permit: a handle-owned hold of one permit lock. */
+    private static final class SlotPermit implements Permit {
+        private final SlotSemaphore semaphore;
+        private final String lockName;
+        private final LockHandle handle;
+        private final String id;
+
+        SlotPermit(SlotSemaphore semaphore, String lockName, LockHandle handle) {
+            this.semaphore = semaphore;
+            this.lockName = lockName;
+            this.handle = handle;
+            long token;
+            try {
+                token = handle.fencingToken();
+            } catch (LockLostException lostAtOnce) {
+                token = -1;
+            }
+            this.id = lockName + "@" + token;
+        }
+
+        @Override
+        public DistributedSemaphore semaphore() {
+            return semaphore;
+        }
+
+        @Override
+        public String lockName() {
+            return lockName;
+        }
+
+        @Override
+        public String id() {
+            return id;
+        }
+
+        @Override
+        public long fencingToken() {
+            return handle.fencingToken();
+        }
+
+        @Override
+        public boolean isValid() {
+            return handle.isValid();
+        }
+
+        @Override
+        public CompletableFuture<LockLostException> whenLost() {
+            return handle.whenLost();
+        }
+
+        @Override
+        public void close() {
+            handle.close();
+        }
+
+        @Override
+        public String toString() {
+            return "Permit{" + id + (handle.isValid() ? "" : ", ended") + '}';
+        }
+    }
+}
