@@ -76,7 +76,11 @@ class RedisTortureTest {
      * unguarded counter.
      */
     private static TortureRun.Builder run(RedisServer server, int operationsPerThread) {
-        return TortureRun.builder("redis", server.uri())
+        return run("redis", server, operationsPerThread);
+    }
+
+    private static TortureRun.Builder run(String backend, RedisServer server, int operationsPerThread) {
+        return TortureRun.builder(backend, server.uri())
                 .processes(3)
                 .threads(4)
                 .lockNames(8)
@@ -90,7 +94,12 @@ class RedisTortureTest {
     }
 
     private static TortureRun.Builder withFault(RedisServer server, int longOperationsPerThread, Fault fault) {
-        return run(server, PROFILE.pick(60, longOperationsPerThread))
+        return withFault("redis", server, longOperationsPerThread, fault);
+    }
+
+    private static TortureRun.Builder withFault(String backend, RedisServer server, int longOperationsPerThread,
+            Fault fault) {
+        return run(backend, server, PROFILE.pick(60, longOperationsPerThread))
                 .faults(Duration.ofMillis(300), FAULT_PERIOD, FAULTS, fault);
     }
 
@@ -188,6 +197,35 @@ class RedisTortureTest {
         assertThat(report.clientFaults()).isEqualTo(FAULTS);
         assertThat(report.lostHolds()).as("the paused client learns it lost its hold").isPositive();
         assertThat(report.overlapsAfterLoss()).as("another client held the lock while the paused one slept")
+                .isPositive();
+    }
+
+    @Test
+    @DisplayName("semaphore of 3 permits, kill -9 of a client that holds one: no permit held twice, its permits free "
+            + "within the lease")
+    void semaphoreClientKill() {
+        TortureReport report = withFault("redis-semaphore", redis, 10_000, Fault.killClientHolding())
+                .semaphore("torture-permits", 3)
+                .build().run();
+
+        report.assertSafeUnderFaults();
+        assertThat(report.clientFaults()).isEqualTo(FAULTS);
+        assertThat(report.faults()).allSatisfy(f -> assertThat(f.heldNames()).isNotEmpty()
+                .allMatch(name -> name.startsWith("torture-permits#permit-")));
+        assertThat(report.processes()).as("the replacement workers ran too").isEqualTo(3 + FAULTS);
+    }
+
+    @Test
+    @DisplayName("semaphore of 3 permits, SIGSTOP of a client past its lease: the permit is lost and reported, "
+            + "fencing keeps each permit's resource safe")
+    void semaphoreClientPause() {
+        TortureReport report = withFault("redis-semaphore", redis, 10_000, Fault.pauseClientUntilTakenOver())
+                .semaphore("torture-permits", 3).build().run();
+
+        report.assertSafeUnderFaults();
+        assertThat(report.clientFaults()).isEqualTo(FAULTS);
+        assertThat(report.lostHolds()).as("the paused client learns it lost its permit").isPositive();
+        assertThat(report.overlapsAfterLoss()).as("another client held the permit while the paused one slept")
                 .isPositive();
     }
 }

@@ -2442,11 +2442,26 @@ public abstract class LockProviderContract {
         void callsFromTheListener() throws Exception {
             Elections history = new Elections();
             AtomicReference<Leadership> self = new AtomicReference<>();
-            Candidate candidate = history.candidate(open(), "self", epoch -> self.get().close());
+            // the lock is held elsewhere until the candidacy's reference is set, so elected() cannot come first
+            DistributedLock holder = open().getLock("self");
+            holder.lock();
+            AtomicInteger elections = new AtomicInteger();
+            Candidate candidate = history.candidate(open(), "self", epoch -> {
+                if (elections.incrementAndGet() == 1) {
+                    self.get().relinquish();
+                } else {
+                    self.get().close();
+                }
+            });
             self.set(candidate.leadership);
-            awaitTrue("the leadership closed from elected() is revoked", waitBound(Duration.ZERO),
-                    () -> candidate.events.size() >= 2);
-            assertThat(candidate.last().reason()).isEqualTo(LeadershipListener.Reason.CLOSED);
+            holder.unlock();
+            // the second election follows the relinquish's pause of one lease
+            awaitTrue("the leadership relinquished, then closed from elected(), is revoked twice",
+                    waitBound(Duration.ZERO).plus(candidate.provider.options().leaseTime()),
+                    () -> candidate.events.size() >= 4);
+            assertThat(candidate.events).extracting(Event::reason).containsExactly(null,
+                    LeadershipListener.Reason.RELINQUISHED, null, LeadershipListener.Reason.CLOSED);
+            history.assertConsistent();
             DistributedLock lock = open().getLock("self");
             assertThat(lock.tryLock(opBound().toMillis(), TimeUnit.MILLISECONDS))
                     .as("tryLock() after the leadership closed itself").isTrue();

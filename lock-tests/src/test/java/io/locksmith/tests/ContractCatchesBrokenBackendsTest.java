@@ -88,7 +88,7 @@ class ContractCatchesBrokenBackendsTest {
         // The same group with the local store's control generates tests per fault.
         GroupRun withControl = run(PassThroughMutant.class, LockProviderContract.StoreFailures.class);
         assertThat(withControl.failures()).as("failures of %s", withControl).isEmpty();
-        assertThat(withControl.succeeded()).as("failure tests generated for KILL and PAUSE").isEqualTo(10);
+        assertThat(withControl.succeeded()).as("failure tests generated for KILL and PAUSE").isEqualTo(12);
     }
 
     private static GroupRun run(Class<? extends LockProviderContract> contract, Class<?> group) {

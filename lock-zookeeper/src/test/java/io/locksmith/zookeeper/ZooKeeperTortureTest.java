@@ -323,6 +323,15 @@ class ZooKeeperTortureTest {
                             serverRestart("server stop + restart", server)), clientBound(limits),
                     () -> run("zookeeper", server.connectString(), SESSION_TIMEOUT));
         }
+
+        @TestFactory
+        @DisplayName("a semaphore of 2 permits with client faults: no permit held twice, no stale write accepted, "
+                + "a dead or frozen client's permits free within the session timeout")
+        Stream<DynamicTest> semaphoreFaults() {
+            return faultRuns(List.of(clientKill(), sessionExpiry("client SIGSTOP past the session timeout", limits)),
+                    clientBound(limits), () -> run("zookeeper-semaphore", server.connectString(), SESSION_TIMEOUT)
+                            .semaphore("torture-permits", 2));
+        }
     }
 
     @Nested

@@ -1,5 +1,6 @@
 package io.locksmith.tests.torture;
 
+import io.locksmith.internal.SlotSemaphore;
 import io.locksmith.spi.LockProviderFactory;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -113,6 +114,7 @@ public final class TortureRun {
         private double callFaultRate;
         private int threads = 4;
         private List<String> names = defaultNames(3);
+        private String semaphore = "";
         private int operations = 100;
         private boolean useLock;
         private Duration wait = Duration.ofMillis(250);
@@ -179,6 +181,7 @@ public final class TortureRun {
         /** Use {@code count} lock names, {@code torture-0} … ; default 3. */
         public Builder lockNames(int count) {
             this.names = defaultNames(requireAtLeast(count, 1, "lockNames"));
+            this.semaphore = "";
             return this;
         }
 
@@ -188,6 +191,24 @@ public final class TortureRun {
                 throw new IllegalArgumentException("lockNames must not be empty");
             }
             this.names = List.copyOf(names);
+            this.semaphore = "";
+            return this;
+        }
+
+        /**
+         * Take permits of the semaphore {@code name} with {@code permits} permits instead of locks: each thread's
+         * operation is one permit ({@code tryAcquire(wait)}, or {@code acquire()} with {@link #useLock()}), and the
+         * history records it under its permit lock, so every check of a lock run (no overlap, growing tokens, no lost
+         * update, fenced writes) holds per permit, and no more than {@code permits} holds overlap.
+         */
+        public Builder semaphore(String name, int permits) {
+            requireText(name, "semaphore");
+            List<String> permitLocks = new ArrayList<>();
+            for (int i = 0; i < requireAtLeast(permits, 1, "permits"); i++) {
+                permitLocks.add(name + SlotSemaphore.PERMIT_SEPARATOR + i);
+            }
+            this.names = List.copyOf(permitLocks);
+            this.semaphore = name;
             return this;
         }
 
@@ -340,7 +361,7 @@ public final class TortureRun {
             Duration hang = hangAfter != null ? hangAfter
                     : TortureWorker.defaultHangAfter(wait, criticalSection, lease, operationTimeout);
             return new WorkerSpec("", factory, worker, threads, names, operations, useLock, wait, criticalSection,
-                    lease, renewInterval, operationTimeout, namespace, hang, runDirectory, callFaultRate);
+                    lease, renewInterval, operationTimeout, namespace, hang, runDirectory, callFaultRate, semaphore);
         }
 
         String faultLabel() {

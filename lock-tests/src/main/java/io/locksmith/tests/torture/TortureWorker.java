@@ -1,9 +1,11 @@
 package io.locksmith.tests.torture;
 
 import io.locksmith.DistributedLock;
+import io.locksmith.DistributedSemaphore;
 import io.locksmith.LockBackendException;
 import io.locksmith.LockLostException;
 import io.locksmith.LockProvider;
+import io.locksmith.Permit;
 import io.locksmith.spi.LockProviderFactory;
 import java.lang.reflect.Constructor;
 import java.net.URI;
@@ -87,6 +89,8 @@ public final class TortureWorker {
         DistributedLock[] locks = new DistributedLock[names];
         CounterFile[] counters = new CounterFile[names];
         FencedFile[] fences = new FencedFile[names];
+        DistributedSemaphore semaphore = spec.semaphore().isEmpty() ? null
+                : provider.getSemaphore(spec.semaphore(), names);
         for (int n = 0; n < names; n++) {
             locks[n] = provider.getLock(spec.names().get(n));
             counters[n] = CounterFile.open(spec.directory(), n);
@@ -101,7 +105,11 @@ public final class TortureWorker {
             int thread = t;
             Thread worker = new Thread(() -> {
                 try {
-                    loop(thread, locks, counters, fences);
+                    if (semaphore == null) {
+                        loop(thread, locks, counters, fences);
+                    } else {
+                        permitLoop(thread, semaphore, counters, fences);
+                    }
                 } catch (RuntimeException | Error e) {
                     failed[0] = true;
                     history.error(thread, -1, System.nanoTime(), "thread", e);
@@ -136,7 +144,6 @@ public final class TortureWorker {
 
     private void loop(int thread, DistributedLock[] locks, CounterFile[] counters, FencedFile[] fences) {
         long waitNanos = spec.acquireWait().toNanos();
-        long sleepNanos = spec.criticalSection().toNanos();
         long operations = 0;
         while (operations < spec.operations() || !scheduleDone) {
             operations++;
@@ -168,34 +175,95 @@ public final class TortureWorker {
                 operationStart.set(thread, 0);
                 continue;
             }
-            long token;
+            int held = name;
+            guarded(thread, name, t0, t1, lock::fencingToken, () -> unlock(thread, held, lock), counters[name],
+                    fences[name]);
+        }
+        history.done(thread, System.nanoTime(), operations);
+    }
+
+    /**
+     * One hold, from its grant: record it, submit its fencing token, read the unguarded counter, sleep for the
+     * critical section, write the counter plus one, submit the token again, release.
+     */
+    private void guarded(int thread, int name, long t0, long t1, java.util.function.LongSupplier token,
+            Runnable release, CounterFile counter, FencedFile fence) {
+        long fencing;
+        try {
+            fencing = token.getAsLong();
+        } catch (LockLostException e) {
+            history.lost(thread, name, System.nanoTime(), "token", e);
+            release.run();
+            operationStart.set(thread, 0);
+            return;
+        }
+        history.acquired(thread, name, t0, t1, fencing);
+        try {
+            fence.submit(fencing, spec.worker(), thread);
+            long read = counter.read();
+            long sleepNanos = spec.criticalSection().toNanos();
+            if (sleepNanos > 0) {
+                LockSupport.parkNanos(sleepNanos);
+            }
+            counter.write(read + 1);
+            history.wrote(thread, name, System.nanoTime(), read, read + 1);
+            fence.submit(fencing, spec.worker(), thread);
+        } catch (RuntimeException e) {
+            history.error(thread, name, System.nanoTime(), "critical-section", e);
+        } finally {
+            history.releasing(thread, name, System.nanoTime());
+            release.run();
+            operationStart.set(thread, 0);
+        }
+    }
+
+    /**
+     * The loop of a semaphore run: each operation takes one permit, and records it under its permit lock's name, so
+     * the history reads as a lock run's over the permit locks.
+     */
+    private void permitLoop(int thread, DistributedSemaphore semaphore, CounterFile[] counters, FencedFile[] fences) {
+        Duration wait = spec.acquireWait();
+        long operations = 0;
+        while (operations < spec.operations() || !scheduleDone) {
+            operations++;
+            // until a permit is granted, the operation is named after a permit lock picked at random
+            int name = ThreadLocalRandom.current().nextInt(spec.names().size());
+            long t0 = System.nanoTime();
+            operationName.set(thread, name);
+            operationStart.set(thread, t0);
+            Permit permit;
             try {
-                token = lock.fencingToken();
-            } catch (LockLostException e) {
-                history.lost(thread, name, System.nanoTime(), "token", e);
-                unlock(thread, name, lock);
+                permit = spec.useLock() ? semaphore.acquire() : semaphore.tryAcquire(wait).orElse(null);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted", e);
+            } catch (RuntimeException e) {
+                history.error(thread, name, System.nanoTime(), "acquire", e);
+                operationStart.set(thread, 0);
+                LockSupport.parkNanos(ERROR_BACKOFF_NANOS);
+                continue;
+            }
+            long t1 = System.nanoTime();
+            if (permit == null) {
+                history.busy(thread, name, t0, t1);
                 operationStart.set(thread, 0);
                 continue;
             }
-            history.acquired(thread, name, t0, t1, token);
-            try {
-                fences[name].submit(token, spec.worker(), thread);
-                long read = counters[name].read();
-                if (sleepNanos > 0) {
-                    LockSupport.parkNanos(sleepNanos);
-                }
-                counters[name].write(read + 1);
-                history.wrote(thread, name, System.nanoTime(), read, read + 1);
-                fences[name].submit(token, spec.worker(), thread);
-            } catch (RuntimeException e) {
-                history.error(thread, name, System.nanoTime(), "critical-section", e);
-            } finally {
-                history.releasing(thread, name, System.nanoTime());
-                unlock(thread, name, lock);
-                operationStart.set(thread, 0);
+            name = spec.names().indexOf(permit.lockName());
+            if (name < 0) {
+                throw new IllegalStateException("permit of an unknown permit lock: " + permit);
             }
+            operationName.set(thread, name);
+            int held = name;
+            guarded(thread, name, t0, t1, permit::fencingToken, () -> giveBack(thread, held, permit), counters[name],
+                    fences[name]);
         }
         history.done(thread, System.nanoTime(), operations);
+    }
+
+    /** {@link #unlock} for a permit: closing again retries a release the store could not be told of. */
+    private void giveBack(int thread, int name, Permit permit) {
+        release(thread, name, permit::close);
     }
 
     /**
@@ -204,9 +272,13 @@ public final class TortureWorker {
      * cannot renew either); the watchdog bounds the whole.
      */
     private void unlock(int thread, int name, DistributedLock lock) {
+        release(thread, name, lock::unlock);
+    }
+
+    private void release(int thread, int name, Runnable release) {
         while (true) {
             try {
-                lock.unlock();
+                release.run();
                 history.unlocked(thread, name, System.nanoTime());
                 return;
             } catch (LockLostException e) {

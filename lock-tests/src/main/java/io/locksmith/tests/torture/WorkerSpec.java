@@ -35,11 +35,13 @@ import java.util.Random;
  * @param directory the run directory every worker shares
  * @param callFaultRate for worker 0 only: the share of its store calls (acquire, release, renew) that the store
  *     applies and whose answer is then lost, so the call fails with a timeout; 0 for none
+ * @param semaphore the name of the semaphore whose permits the threads take instead of locks (its permit locks are
+ *     {@code names}, in permit order), or empty for locks
  */
 record WorkerSpec(String uri, String factory, int worker, int threads, List<String> names, int operations,
                   boolean useLock, Duration acquireWait, Duration criticalSection, Duration lease, Duration renewInterval,
                   Duration operationTimeout, String namespace, Duration hangAfter, Path directory,
-                  double callFaultRate) {
+                  double callFaultRate, String semaphore) {
 
     WorkerSpec {
         names = List.copyOf(names);
@@ -74,12 +76,12 @@ record WorkerSpec(String uri, String factory, int worker, int threads, List<Stri
 
     WorkerSpec forWorker(int number) {
         return new WorkerSpec(uri, factory, number, threads, names, operations, useLock, acquireWait, criticalSection, lease,
-                renewInterval, operationTimeout, namespace, hangAfter, directory, callFaultRate);
+                renewInterval, operationTimeout, namespace, hangAfter, directory, callFaultRate, semaphore);
     }
 
     WorkerSpec withUri(String newUri) {
         return new WorkerSpec(newUri, factory, worker, threads, names, operations, useLock, acquireWait, criticalSection,
-                lease, renewInterval, operationTimeout, namespace, hangAfter, directory, callFaultRate);
+                lease, renewInterval, operationTimeout, namespace, hangAfter, directory, callFaultRate, semaphore);
     }
 
     void store(Path file) {
@@ -105,6 +107,7 @@ record WorkerSpec(String uri, String factory, int worker, int threads, List<Stri
         p.setProperty("hangAfter", hangAfter.toString());
         p.setProperty("directory", directory.toAbsolutePath().toString());
         p.setProperty("callFaultRate", Double.toString(callFaultRate));
+        p.setProperty("semaphore", semaphore);
         try (Writer out = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
             p.store(out, "locksmith torture worker " + worker);
         } catch (IOException e) {
@@ -132,7 +135,7 @@ record WorkerSpec(String uri, String factory, int worker, int threads, List<Stri
                 Duration.parse(required(p, "lease")), renew == null ? null : Duration.parse(renew),
                 Duration.parse(required(p, "operationTimeout")), required(p, "namespace"),
                 Duration.parse(required(p, "hangAfter")), Path.of(required(p, "directory")),
-                Double.parseDouble(p.getProperty("callFaultRate", "0")));
+                Double.parseDouble(p.getProperty("callFaultRate", "0")), p.getProperty("semaphore", ""));
     }
 
     private static String required(Properties p, String key) {
