@@ -16,6 +16,12 @@ public interface LeadershipListener {
      * This process is the leader from now on, in {@code epoch}: the fencing token of the hold that makes it the
      * leader, greater than that of every earlier leader of the same name. If this method throws, the process steps
      * down at once ({@link #revoked} with {@link Reason#RELINQUISHED}) and contends again.
+     *
+     * <p>Return promptly and do the leader's work on threads of your own (unlike Curator's
+     * {@code LeaderSelectorListener.takeLeadership}, leadership does not last while this method runs): until it
+     * returns, {@link #revoked} cannot be called, even for a loss, and {@link Leadership#relinquish()} and
+     * {@link Leadership#close()} from other threads wait. {@link Leadership#isLeader()} turns false at a loss all
+     * the same.
      */
     void elected(long epoch);
 
