@@ -39,7 +39,7 @@ public interface Leadership extends AutoCloseable {
     /**
      * Steps down if this process leads: {@link LeadershipListener#revoked} with
      * {@link LeadershipListener.Reason#RELINQUISHED}, then the lock is given back, and the candidacy contends again
-     * after a pause of the provider's lease time, so that another process can take over. Returns when the lock has
+     * after a pause of the provider's operation timeout, so that another process can take over. Returns when the lock has
      * been given back (at once if called from the listener; the step-down then follows its return). Does nothing
      * if this process does not lead.
      */

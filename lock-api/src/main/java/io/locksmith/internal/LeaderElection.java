@@ -58,7 +58,8 @@ public final class LeaderElection implements Leadership {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(listener, "listener");
         DistributedLock lock = provider.getLock(name); // checks the name, and that the provider is open
-        LeaderElection election = new LeaderElection(lock, listener, provider.options().leaseTime(),
+        // one operation timeout: time for a candidacy waiting on any backend (woken, or polling) to take the lock
+        LeaderElection election = new LeaderElection(lock, listener, provider.options().operationTimeout(),
                 provider.options().operationTimeout());
         election.thread.start();
         return election;

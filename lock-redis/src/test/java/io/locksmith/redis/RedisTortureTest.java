@@ -51,6 +51,13 @@ class RedisTortureTest {
     /** Between the starts of two injections of a fault in the long profile (or right after recovery, if later). */
     private static final Duration FAULT_PERIOD = Duration.ofSeconds(6);
 
+    /**
+     * Leadership runs: a worker counts only the operations it does while it leads, and one that relinquishes waits
+     * a lease before it contends again, so terms are long and runs short: 20 terms per worker in the long profile.
+     */
+    private static final int TERM_OPERATIONS = PROFILE.pick(10, 100);
+    private static final int LEADER_OPERATIONS = 2_000;
+
     private static RedisServer redis;
     private static RedisServer durable;
 
@@ -227,5 +234,18 @@ class RedisTortureTest {
         assertThat(report.lostHolds()).as("the paused client learns it lost its permit").isPositive();
         assertThat(report.overlapsAfterLoss()).as("another client held the permit while the paused one slept")
                 .isPositive();
+    }
+
+    @Test
+    @DisplayName("leader election, kill -9 of the leading client: no two leaders at once, epochs growing, another "
+            + "client leads within the lease")
+    void leadershipClientKill() {
+        TortureReport report = withFault("redis-leadership", redis, LEADER_OPERATIONS, Fault.killClientHolding())
+                .leadership("torture-leader", TERM_OPERATIONS).threads(1).build().run();
+
+        report.assertSafeUnderFaults();
+        assertThat(report.clientFaults()).isEqualTo(FAULTS);
+        assertThat(report.processes()).as("the replacement workers ran too").isEqualTo(3 + FAULTS);
+        assertThat(report.acquisitions()).as("terms (elections) in the run").isGreaterThan(3);
     }
 }

@@ -2327,16 +2327,17 @@ public abstract class LockProviderContract {
 
         @Test
         @DisplayName("relinquish() hands leadership over: revoked(RELINQUISHED) before the lock is given back, the "
-                + "next leader's epoch greater, never two leaders at once, over ten terms")
+                + "next leader's epoch greater, never two leaders at once, over six terms")
         void relinquishHandsOver() throws Exception {
             Elections history = new Elections();
             List<Candidate> candidates = new ArrayList<>();
             for (int i = 0; i < 3; i++) {
                 candidates.add(history.candidate(open(), "rotate"));
             }
-            // a candidacy that relinquished waits one lease before it contends again: the others may all be waiting
-            Duration handOver = waitBound(Duration.ZERO).plus(candidates.get(0).provider.options().leaseTime());
-            for (int term = 0; term < 10; term++) {
+            // a candidacy that relinquished waits one operation timeout before it contends again: the others may
+            // all be waiting
+            Duration handOver = waitBound(Duration.ZERO).plus(operationTimeout());
+            for (int term = 0; term < 6; term++) {
                 Candidate leader = history.awaitLeader(candidates, handOver);
                 long epoch = leader.leadership.epoch().orElseThrow(
                         () -> new AssertionError("the leader lost its leadership before relinquish()"));
@@ -2455,9 +2456,9 @@ public abstract class LockProviderContract {
             });
             self.set(candidate.leadership);
             holder.unlock();
-            // the second election follows the relinquish's pause of one lease
+            // the second election follows the relinquish's pause of one operation timeout
             awaitTrue("the leadership relinquished, then closed from elected(), is revoked twice",
-                    waitBound(Duration.ZERO).plus(candidate.provider.options().leaseTime()),
+                    waitBound(Duration.ZERO).plus(operationTimeout()),
                     () -> candidate.events.size() >= 4);
             assertThat(candidate.events).extracting(Event::reason).containsExactly(null,
                     LeadershipListener.Reason.RELINQUISHED, null, LeadershipListener.Reason.CLOSED);

@@ -114,7 +114,8 @@ public final class TortureRun {
         private double callFaultRate;
         private int threads = 4;
         private List<String> names = defaultNames(3);
-        private String semaphore = "";
+        private String primitive = WorkerSpec.LOCK;
+        private int termOperations = 20;
         private int operations = 100;
         private boolean useLock;
         private Duration wait = Duration.ofMillis(250);
@@ -181,7 +182,7 @@ public final class TortureRun {
         /** Use {@code count} lock names, {@code torture-0} … ; default 3. */
         public Builder lockNames(int count) {
             this.names = defaultNames(requireAtLeast(count, 1, "lockNames"));
-            this.semaphore = "";
+            this.primitive = WorkerSpec.LOCK;
             return this;
         }
 
@@ -191,7 +192,7 @@ public final class TortureRun {
                 throw new IllegalArgumentException("lockNames must not be empty");
             }
             this.names = List.copyOf(names);
-            this.semaphore = "";
+            this.primitive = WorkerSpec.LOCK;
             return this;
         }
 
@@ -208,7 +209,23 @@ public final class TortureRun {
                 permitLocks.add(name + SlotSemaphore.PERMIT_SEPARATOR + i);
             }
             this.names = List.copyOf(permitLocks);
-            this.semaphore = name;
+            this.primitive = WorkerSpec.SEMAPHORE;
+            return this;
+        }
+
+        /**
+         * Run leader election on {@code name} instead of taking locks: each worker keeps one candidacy
+         * ({@code LockProvider.leadership}), and while it leads its thread 0 does the guarded operations with the
+         * epoch as the fencing token, relinquishing after every {@code termOperations} of them so that leadership
+         * moves between the workers. The history records each term as a hold of {@code name} from
+         * {@code elected(epoch)} to {@code revoked(epoch, reason)} (a loss as a lost hold), so the checks of a lock
+         * run hold per term: no two leaders at once, epochs growing, no lost update, no stale write accepted. Set
+         * {@link #threads(int)} to 1.
+         */
+        public Builder leadership(String name, int termOperations) {
+            this.names = List.of(requireText(name, "leadership"));
+            this.primitive = WorkerSpec.LEADERSHIP;
+            this.termOperations = requireAtLeast(termOperations, 1, "termOperations");
             return this;
         }
 
@@ -361,7 +378,7 @@ public final class TortureRun {
             Duration hang = hangAfter != null ? hangAfter
                     : TortureWorker.defaultHangAfter(wait, criticalSection, lease, operationTimeout);
             return new WorkerSpec("", factory, worker, threads, names, operations, useLock, wait, criticalSection,
-                    lease, renewInterval, operationTimeout, namespace, hang, runDirectory, callFaultRate, semaphore);
+                    lease, renewInterval, operationTimeout, namespace, hang, runDirectory, callFaultRate, primitive, termOperations);
         }
 
         String faultLabel() {

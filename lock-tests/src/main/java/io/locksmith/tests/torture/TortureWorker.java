@@ -2,6 +2,8 @@ package io.locksmith.tests.torture;
 
 import io.locksmith.DistributedLock;
 import io.locksmith.DistributedSemaphore;
+import io.locksmith.Leadership;
+import io.locksmith.LeadershipListener;
 import io.locksmith.LockBackendException;
 import io.locksmith.LockLostException;
 import io.locksmith.LockProvider;
@@ -18,8 +20,10 @@ import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * One client process of a torture run, started by {@link TortureRun} in a JVM of its own:
@@ -89,8 +93,9 @@ public final class TortureWorker {
         DistributedLock[] locks = new DistributedLock[names];
         CounterFile[] counters = new CounterFile[names];
         FencedFile[] fences = new FencedFile[names];
-        DistributedSemaphore semaphore = spec.semaphore().isEmpty() ? null
-                : provider.getSemaphore(spec.semaphore(), names);
+        DistributedSemaphore semaphore = spec.primitive().equals(WorkerSpec.SEMAPHORE)
+                ? provider.getSemaphore(spec.semaphoreName(), names) : null;
+        boolean leadership = spec.primitive().equals(WorkerSpec.LEADERSHIP);
         for (int n = 0; n < names; n++) {
             locks[n] = provider.getLock(spec.names().get(n));
             counters[n] = CounterFile.open(spec.directory(), n);
@@ -105,7 +110,13 @@ public final class TortureWorker {
             int thread = t;
             Thread worker = new Thread(() -> {
                 try {
-                    if (semaphore == null) {
+                    if (leadership) {
+                        if (thread == 0) {
+                            leaderLoop(thread, provider, counters[0], fences[0]);
+                        } else {
+                            history.done(thread, System.nanoTime(), 0); // one thread leads; the others idle
+                        }
+                    } else if (semaphore == null) {
                         loop(thread, locks, counters, fences);
                     } else {
                         permitLoop(thread, semaphore, counters, fences);
@@ -182,10 +193,7 @@ public final class TortureWorker {
         history.done(thread, System.nanoTime(), operations);
     }
 
-    /**
-     * One hold, from its grant: record it, submit its fencing token, read the unguarded counter, sleep for the
-     * critical section, write the counter plus one, submit the token again, release.
-     */
+    /** One hold, from its grant: record it, do the guarded operation ({@link #critical}), release. */
     private void guarded(int thread, int name, long t0, long t1, java.util.function.LongSupplier token,
             Runnable release, CounterFile counter, FencedFile fence) {
         long fencing;
@@ -199,15 +207,7 @@ public final class TortureWorker {
         }
         history.acquired(thread, name, t0, t1, fencing);
         try {
-            fence.submit(fencing, spec.worker(), thread);
-            long read = counter.read();
-            long sleepNanos = spec.criticalSection().toNanos();
-            if (sleepNanos > 0) {
-                LockSupport.parkNanos(sleepNanos);
-            }
-            counter.write(read + 1);
-            history.wrote(thread, name, System.nanoTime(), read, read + 1);
-            fence.submit(fencing, spec.worker(), thread);
+            critical(thread, name, fencing, counter, fence);
         } catch (RuntimeException e) {
             history.error(thread, name, System.nanoTime(), "critical-section", e);
         } finally {
@@ -259,6 +259,96 @@ public final class TortureWorker {
                     fences[name]);
         }
         history.done(thread, System.nanoTime(), operations);
+    }
+
+    /**
+     * The loop of a leadership run: this process's candidacy records each term as a hold of name 0, from
+     * {@code elected(epoch)} to {@code revoked(epoch, reason)}; while it leads, this thread does guarded operations
+     * with the epoch as the fencing token, and relinquishes after every {@code termOperations} of them. Like an
+     * application that stops its leader's work before {@code revoked} returns, the listener waits for an operation
+     * in flight.
+     */
+    private void leaderLoop(int thread, LockProvider provider, CounterFile counter, FencedFile fence) {
+        AtomicLong leading = new AtomicLong(); // the epoch while this process leads, else 0
+        ReentrantLock work = new ReentrantLock();
+        LeadershipListener listener = new LeadershipListener() {
+            @Override
+            public void elected(long epoch) {
+                long t = System.nanoTime();
+                history.acquired(thread, 0, t, t, epoch);
+                leading.set(epoch);
+            }
+
+            @Override
+            public void revoked(long epoch, Reason reason) {
+                work.lock();
+                try {
+                    leading.set(0);
+                    long t = System.nanoTime();
+                    history.releasing(thread, 0, t);
+                    if (reason == Reason.LOST) {
+                        history.lost(thread, 0, t, "revoked",
+                                new LockLostException("leadership of epoch " + epoch + " was lost"));
+                    } else {
+                        history.unlocked(thread, 0, t);
+                    }
+                } finally {
+                    work.unlock();
+                }
+            }
+        };
+        long operations = 0;
+        long inTerm = 0;
+        Leadership leadership = provider.leadership(spec.names().get(0), listener);
+        try {
+            while (operations < spec.operations() || !scheduleDone) {
+                long epoch = leading.get();
+                if (epoch == 0) {
+                    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+                    continue;
+                }
+                work.lock();
+                try {
+                    if (leading.get() != epoch) {
+                        continue;
+                    }
+                    long t0 = System.nanoTime();
+                    operationName.set(thread, 0);
+                    operationStart.set(thread, t0);
+                    critical(thread, 0, epoch, counter, fence);
+                    operations++;
+                    inTerm++;
+                } catch (RuntimeException e) {
+                    history.error(thread, 0, System.nanoTime(), "critical-section", e);
+                } finally {
+                    operationStart.set(thread, 0);
+                    work.unlock();
+                }
+                if (inTerm >= spec.termOperations()) {
+                    inTerm = 0;
+                    leadership.relinquish();
+                }
+            }
+        } finally {
+            leadership.close();
+        }
+        history.done(thread, System.nanoTime(), operations);
+    }
+
+    /**
+     * The guarded operation: submit the fencing token, read the unguarded counter, sleep for the critical section,
+     * write the counter plus one, submit the token again.
+     */
+    private void critical(int thread, int name, long token, CounterFile counter, FencedFile fence) {
+        fence.submit(token, spec.worker(), thread);
+        long read = counter.read();
+        long sleepNanos = spec.criticalSection().toNanos();
+        if (sleepNanos > 0) {
+            LockSupport.parkNanos(sleepNanos);
+        }
+        counter.write(read + 1);
+        history.wrote(thread, name, System.nanoTime(), read, read + 1);
+        fence.submit(token, spec.worker(), thread);
     }
 
     /** {@link #unlock} for a permit: closing again retries a release the store could not be told of. */

@@ -1,6 +1,7 @@
 package io.locksmith.tests.torture;
 
 import io.locksmith.LockOptions;
+import io.locksmith.internal.SlotSemaphore;
 import io.locksmith.tests.FaultyStore;
 import java.io.IOException;
 import java.io.Reader;
@@ -35,16 +36,28 @@ import java.util.Random;
  * @param directory the run directory every worker shares
  * @param callFaultRate for worker 0 only: the share of its store calls (acquire, release, renew) that the store
  *     applies and whose answer is then lost, so the call fails with a timeout; 0 for none
- * @param semaphore the name of the semaphore whose permits the threads take instead of locks (its permit locks are
- *     {@code names}, in permit order), or empty for locks
+ * @param primitive what the threads take: {@code lock} (the locks of {@code names}), {@code semaphore} (permits of
+ *     the semaphore whose permit locks are {@code names}, in permit order) or {@code leadership} (one candidacy per
+ *     worker for the one name of {@code names}; thread 0 does the leader's work)
+ * @param termOperations in a leadership run, after how many operations a leader relinquishes
  */
 record WorkerSpec(String uri, String factory, int worker, int threads, List<String> names, int operations,
                   boolean useLock, Duration acquireWait, Duration criticalSection, Duration lease, Duration renewInterval,
                   Duration operationTimeout, String namespace, Duration hangAfter, Path directory,
-                  double callFaultRate, String semaphore) {
+                  double callFaultRate, String primitive, int termOperations) {
+
+    static final String LOCK = "lock";
+    static final String SEMAPHORE = "semaphore";
+    static final String LEADERSHIP = "leadership";
 
     WorkerSpec {
         names = List.copyOf(names);
+    }
+
+    /** The semaphore's name, from its first permit lock's. */
+    String semaphoreName() {
+        String first = names.get(0);
+        return first.substring(0, first.lastIndexOf(SlotSemaphore.PERMIT_SEPARATOR));
     }
 
     Path history() {
@@ -76,12 +89,14 @@ record WorkerSpec(String uri, String factory, int worker, int threads, List<Stri
 
     WorkerSpec forWorker(int number) {
         return new WorkerSpec(uri, factory, number, threads, names, operations, useLock, acquireWait, criticalSection, lease,
-                renewInterval, operationTimeout, namespace, hangAfter, directory, callFaultRate, semaphore);
+                renewInterval, operationTimeout, namespace, hangAfter, directory, callFaultRate, primitive,
+                termOperations);
     }
 
     WorkerSpec withUri(String newUri) {
         return new WorkerSpec(newUri, factory, worker, threads, names, operations, useLock, acquireWait, criticalSection,
-                lease, renewInterval, operationTimeout, namespace, hangAfter, directory, callFaultRate, semaphore);
+                lease, renewInterval, operationTimeout, namespace, hangAfter, directory, callFaultRate, primitive,
+                termOperations);
     }
 
     void store(Path file) {
@@ -107,7 +122,8 @@ record WorkerSpec(String uri, String factory, int worker, int threads, List<Stri
         p.setProperty("hangAfter", hangAfter.toString());
         p.setProperty("directory", directory.toAbsolutePath().toString());
         p.setProperty("callFaultRate", Double.toString(callFaultRate));
-        p.setProperty("semaphore", semaphore);
+        p.setProperty("primitive", primitive);
+        p.setProperty("termOperations", Integer.toString(termOperations));
         try (Writer out = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
             p.store(out, "locksmith torture worker " + worker);
         } catch (IOException e) {
@@ -135,7 +151,8 @@ record WorkerSpec(String uri, String factory, int worker, int threads, List<Stri
                 Duration.parse(required(p, "lease")), renew == null ? null : Duration.parse(renew),
                 Duration.parse(required(p, "operationTimeout")), required(p, "namespace"),
                 Duration.parse(required(p, "hangAfter")), Path.of(required(p, "directory")),
-                Double.parseDouble(p.getProperty("callFaultRate", "0")), p.getProperty("semaphore", ""));
+                Double.parseDouble(p.getProperty("callFaultRate", "0")), p.getProperty("primitive", LOCK),
+                Integer.parseInt(p.getProperty("termOperations", "20")));
     }
 
     private static String required(Properties p, String key) {
