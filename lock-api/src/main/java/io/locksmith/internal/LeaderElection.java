@@ -218,7 +218,7 @@ public final class LeaderElection implements Leadership {
                 notifyRevoked(epoch, reason);
             }
             if (reason != Reason.LOST) {
-                giveBack(handle);
+                giveBack(handle, epoch);
             }
         } finally {
             synchronized (this) {
@@ -258,12 +258,15 @@ public final class LeaderElection implements Leadership {
         }
     }
 
-    private void giveBack(LockHandle handle) {
+    private void giveBack(LockHandle handle, long epoch) {
         Thread.interrupted(); // a stray interrupt must not cut the release short
         try {
             handle.close();
         } catch (LockLostException gone) {
-            log.debug("Leadership of '{}': the hold was lost before it was given back", lock.name());
+            // revoked() was told the step-down's reason; the hold had already ended in the store (a pause past the
+            // lease, say), so another process may have led meanwhile: only the epoch fenced that off
+            log.warn("Leadership of '{}' (epoch {}): the lock had been lost before it was given back", lock.name(),
+                    epoch);
         } catch (LockBackendException e) {
             log.warn("Leadership of '{}': giving the lock back failed ({}); the provider retries it", lock.name(),
                     e.getMessage());

@@ -20,4 +20,9 @@ class MySqlConnectorJLeaseContractTest extends JdbcContract {
     boolean autoCommitPool() {
         return true;
     }
+
+    @Override
+    protected boolean runsPrimitives() {
+        return false; // MariaDbLeaseContractTest runs the primitives' groups on this database
+    }
 }

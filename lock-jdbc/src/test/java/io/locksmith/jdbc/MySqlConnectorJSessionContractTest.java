@@ -20,4 +20,9 @@ class MySqlConnectorJSessionContractTest extends JdbcContract {
     boolean autoCommitPool() {
         return true;
     }
+
+    @Override
+    protected boolean runsPrimitives() {
+        return false; // MariaDbSessionContractTest runs the primitives' groups on this database
+    }
 }

@@ -26,4 +26,9 @@ class PostgresContainerSessionContractTest extends JdbcContract {
     protected boolean runsCallFaults() {
         return false; // the same server binary as the plain run of this dialect, which runs the call-fault group
     }
+
+    @Override
+    protected boolean runsPrimitives() {
+        return false; // the same server binary as the plain run of this dialect, which runs the primitives' groups
+    }
 }

@@ -18,4 +18,9 @@ class RedisContainerContractTest extends RedisServerContract {
     protected boolean runsCallFaults() {
         return false; // the same server binary as RedisContractTest, which runs the call-fault group
     }
+
+    @Override
+    protected boolean runsPrimitives() {
+        return false; // the same server binary as RedisContractTest, which runs the primitives' groups
+    }
 }

@@ -17,4 +17,9 @@ class RedisFifoContractTest extends RedisServerContract {
     protected LockProvider newProvider(LockOptions options) {
         return LockProvider.open(server().uri() + "?fairness=fifo", options);
     }
+
+    @Override
+    protected boolean runsPrimitives() {
+        return false; // built on the lock API alone: RedisContractTest runs the primitives' groups on this server
+    }
 }

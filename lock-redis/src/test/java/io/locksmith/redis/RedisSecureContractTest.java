@@ -177,4 +177,9 @@ class RedisSecureContractTest extends LockProviderContract {
             assertThat(tlsPort).isNotEqualTo(server.port());
         }
     }
+
+    @Override
+    protected boolean runsPrimitives() {
+        return false; // the same server as RedisContractTest, over TLS, which runs the primitives' groups
+    }
 }

@@ -149,6 +149,16 @@ public abstract class LockProviderContract {
     }
 
     /**
+     * Whether this class runs the groups of the primitives built on the lock (semaphores, leader election, and
+     * leadership under store faults); default true. They use only the public lock API, so a class that runs the
+     * contract against a variant of a backend another class already covers (the same store over TLS, in a
+     * container, through another driver, with FIFO fairness) may return false to keep the build short.
+     */
+    protected boolean runsPrimitives() {
+        return true;
+    }
+
+    /**
      * The options every test starts from: a 2 s lease (renewed every third of it), a 1 s operation timeout and
      * a 5 ms to 100 ms backoff. The kit then sets its own namespace and listener, and some tests change the
      * lease. Override to adapt to a slow store, keeping the lease well below {@link #slack()}.
@@ -1760,8 +1770,10 @@ public abstract class LockProviderContract {
                 tests.add(test("a failed unlock() ends the hold, is retried in the background and may be retried",
                         () -> unlockRetried(fault)));
                 tests.add(test("close() returns in bounded time", () -> closeIsBounded(fault)));
-                tests.add(test("a leader is told of the loss, its candidacy keeps contending through the outage and "
-                        + "leads again", () -> leadershipOutlivesOutage(fault)));
+                if (runsPrimitives()) {
+                    tests.add(test("a leader is told of the loss, its candidacy keeps contending through the outage "
+                            + "and leads again", () -> leadershipOutlivesOutage(fault)));
+                }
             } else {
                 tests.add(test("calls return or fail within their bounds", () -> callsBounded(fault)));
             }
@@ -2125,10 +2137,35 @@ public abstract class LockProviderContract {
     @DisplayName("semaphores")
     public class Semaphores {
 
-        @Test
-        @DisplayName("three providers with two threads each, taking and giving back permits of a 2-permit semaphore "
-                + "100 times in all, never hold more than 2 at once")
-        void neverMoreHoldersThanPermits() throws Exception {
+        @TestFactory
+        @DisplayName("every semaphore test")
+        Stream<DynamicTest> tests() {
+            if (!runsPrimitives()) {
+                return Stream.empty();
+            }
+            return Stream.of(
+                    primitiveTest(this::neverMoreHoldersThanPermits,
+                            "three providers with two threads each, taking and giving back permits of a 2-permit "
+                            + "semaphore 100 times in all, never hold more than 2 at once"),
+                    primitiveTest(this::permitsAreHandles,
+                            "permits are handles of their own: distinct ids and locks, positive tokens, given back "
+                            + "one by one from any thread, a second close() does nothing"),
+                    primitiveTest(this::severalAreAllOrNothing,
+                            "tryAcquire(n) is all or nothing: with fewer free than asked it comes back empty and "
+                            + "holds none"),
+                    primitiveTest(this::waiterGetsAGivenBackPermit,
+                            "a waiting acquire() gets the permit another provider gives back"),
+                    primitiveTest(this::interruptLeavesNothingHeld,
+                            "an interrupt while waiting ends it with InterruptedException; nothing stays held"),
+                    primitiveTest(this::lostPermitIsReported,
+                            "a permit whose hold is deleted in the store is reported lost, and the permit is free "
+                            + "again"),
+                    primitiveTest(this::badInput,
+                            "zero or too many permits, a bad or too long name, a count out of range, a negative "
+                            + "wait: refused with a clear error"));
+        }
+
+        private void neverMoreHoldersThanPermits() throws Exception {
             AtomicInteger inside = new AtomicInteger();
             AtomicInteger most = new AtomicInteger();
             AtomicInteger rounds = new AtomicInteger();
@@ -2159,10 +2196,7 @@ public abstract class LockProviderContract {
                     .isEqualTo(2);
         }
 
-        @Test
-        @DisplayName("permits are handles of their own: distinct ids and locks, positive tokens, given back one by "
-                + "one from any thread, a second close() does nothing")
-        void permitsAreHandles() throws Exception {
+        private void permitsAreHandles() throws Exception {
             DistributedSemaphore semaphore = open().getSemaphore("sem-handles", 3);
             assertThat(semaphore.name()).isEqualTo("sem-handles");
             assertThat(semaphore.permits()).isEqualTo(3);
@@ -2183,9 +2217,7 @@ public abstract class LockProviderContract {
             assertThat(elsewhere.availablePermits()).isEqualTo(3);
         }
 
-        @Test
-        @DisplayName("tryAcquire(n) is all or nothing: with fewer free than asked it comes back empty and holds none")
-        void severalAreAllOrNothing() throws Exception {
+        private void severalAreAllOrNothing() throws Exception {
             DistributedSemaphore semaphore = open().getSemaphore("sem-all", 3);
             Permit held = semaphore.tryAcquire(Duration.ZERO).orElseThrow();
             DistributedSemaphore other = open().getSemaphore("sem-all", 3);
@@ -2199,9 +2231,7 @@ public abstract class LockProviderContract {
             both.forEach(Permit::close);
         }
 
-        @Test
-        @DisplayName("a waiting acquire() gets the permit another provider gives back")
-        void waiterGetsAGivenBackPermit() throws Exception {
+        private void waiterGetsAGivenBackPermit() throws Exception {
             DistributedSemaphore semaphore = open().getSemaphore("sem-wait", 1);
             Permit held = semaphore.acquire();
             long heldToken = held.fencingToken();
@@ -2216,9 +2246,7 @@ public abstract class LockProviderContract {
             handedOver.close();
         }
 
-        @Test
-        @DisplayName("an interrupt while waiting ends it with InterruptedException; nothing stays held")
-        void interruptLeavesNothingHeld() throws Exception {
+        private void interruptLeavesNothingHeld() throws Exception {
             DistributedSemaphore semaphore = open().getSemaphore("sem-int", 2);
             Permit held = semaphore.acquire();
             DistributedSemaphore other = open().getSemaphore("sem-int", 2);
@@ -2247,9 +2275,7 @@ public abstract class LockProviderContract {
                     () -> checker.availablePermits() == 2);
         }
 
-        @Test
-        @DisplayName("a permit whose hold is deleted in the store is reported lost, and the permit is free again")
-        void lostPermitIsReported() throws Exception {
+        private void lostPermitIsReported() throws Exception {
             LockProvider provider = open();
             Permit permit = provider.getSemaphore("sem-lost", 1).acquire();
             CompletableFuture<LockLostException> lost = permit.whenLost();
@@ -2264,10 +2290,7 @@ public abstract class LockProviderContract {
             assertThatThrownBy(permit::close).isInstanceOf(LockLostException.class);
         }
 
-        @Test
-        @DisplayName("zero or too many permits, a bad or too long name, a count out of range, a negative wait: "
-                + "refused with a clear error")
-        void badInput() {
+        private void badInput() {
             LockProvider provider = open();
             assertThatThrownBy(() -> provider.getSemaphore("sem", 0)).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("1 to");
@@ -2301,10 +2324,40 @@ public abstract class LockProviderContract {
     @DisplayName("leader election")
     public class LeaderElection {
 
-        @Test
-        @DisplayName("of three candidacies exactly one leads, with the hold's fencing token as its epoch; nobody else"
-                + " can take the lock meanwhile")
-        void oneOfSeveralLeads() throws Exception {
+        @TestFactory
+        @DisplayName("every leader-election test")
+        Stream<DynamicTest> tests() {
+            if (!runsPrimitives()) {
+                return Stream.empty();
+            }
+            return Stream.of(
+                    primitiveTest(this::oneOfSeveralLeads,
+                            "of three candidacies exactly one leads, with the hold's fencing token as its epoch; "
+                            + "nobody else can take the lock meanwhile"),
+                    primitiveTest(this::relinquishHandsOver,
+                            "relinquish() hands leadership over: revoked(RELINQUISHED) before the lock is given "
+                            + "back, the next leader's epoch greater, never two leaders at once, over six terms"),
+                    primitiveTest(this::lossIsToldAndContendedAgain,
+                            "a lost hold is told as revoked(LOST), and the candidacy contends again and leads with "
+                            + "a greater epoch"),
+                    primitiveTest(this::closeStepsDown,
+                            "close() of the leader: revoked(CLOSED) before close() returns, the lock free, no "
+                            + "later events; a second close() does nothing"),
+                    primitiveTest(this::closeWhileContending,
+                            "close() while contending returns without an event and leaves nothing held"),
+                    primitiveTest(this::providerCloseEndsLeadership,
+                            "closing the leader's provider ends its leadership as revoked(CLOSED), and another "
+                            + "candidacy leads"),
+                    primitiveTest(this::throwingListenerStepsDown,
+                            "an elected() that throws steps down at once: revoked(RELINQUISHED), and another "
+                            + "candidacy leads"),
+                    primitiveTest(this::callsFromTheListener,
+                            "relinquish() and close() from the listener itself do not deadlock"),
+                    primitiveTest(this::badInput,
+                            "a null or bad name, a null listener: refused, nothing contends"));
+        }
+
+        private void oneOfSeveralLeads() throws Exception {
             Elections history = new Elections();
             List<Candidate> candidates = List.of(history.candidate(open(), "lead"), history.candidate(open(), "lead"),
                     history.candidate(open(), "lead"));
@@ -2325,10 +2378,7 @@ public abstract class LockProviderContract {
             history.assertConsistent();
         }
 
-        @Test
-        @DisplayName("relinquish() hands leadership over: revoked(RELINQUISHED) before the lock is given back, the "
-                + "next leader's epoch greater, never two leaders at once, over six terms")
-        void relinquishHandsOver() throws Exception {
+        private void relinquishHandsOver() throws Exception {
             Elections history = new Elections();
             List<Candidate> candidates = new ArrayList<>();
             for (int i = 0; i < 3; i++) {
@@ -2352,10 +2402,7 @@ public abstract class LockProviderContract {
             history.assertConsistent();
         }
 
-        @Test
-        @DisplayName("a lost hold is told as revoked(LOST), and the candidacy contends again and leads with a greater"
-                + " epoch")
-        void lossIsToldAndContendedAgain() throws Exception {
+        private void lossIsToldAndContendedAgain() throws Exception {
             Elections history = new Elections();
             Candidate only = history.candidate(open(), "lose");
             history.awaitLeader(List.of(only), opBound());
@@ -2370,10 +2417,7 @@ public abstract class LockProviderContract {
             history.assertConsistent();
         }
 
-        @Test
-        @DisplayName("close() of the leader: revoked(CLOSED) before close() returns, the lock free, no later events;"
-                + " a second close() does nothing")
-        void closeStepsDown() throws Exception {
+        private void closeStepsDown() throws Exception {
             Elections history = new Elections();
             Candidate leader = history.candidate(open(), "close");
             history.awaitLeader(List.of(leader), opBound());
@@ -2391,9 +2435,7 @@ public abstract class LockProviderContract {
             history.assertConsistent();
         }
 
-        @Test
-        @DisplayName("close() while contending returns without an event and leaves nothing held")
-        void closeWhileContending() throws Exception {
+        private void closeWhileContending() throws Exception {
             LockProvider holderProvider = open();
             DistributedLock held = holderProvider.getLock("busy");
             held.lock();
@@ -2407,10 +2449,7 @@ public abstract class LockProviderContract {
             assertThat(waiting.events).as("events of a candidacy closed while it contended").isEmpty();
         }
 
-        @Test
-        @DisplayName("closing the leader's provider ends its leadership as revoked(CLOSED), and another candidacy "
-                + "leads")
-        void providerCloseEndsLeadership() throws Exception {
+        private void providerCloseEndsLeadership() throws Exception {
             Elections history = new Elections();
             Candidate first = history.candidate(open(), "owner");
             history.awaitLeader(List.of(first), opBound());
@@ -2424,9 +2463,7 @@ public abstract class LockProviderContract {
             // leader may be elected before the old one is told; closing the leadership first steps down cleanly
         }
 
-        @Test
-        @DisplayName("an elected() that throws steps down at once: revoked(RELINQUISHED), and another candidacy leads")
-        void throwingListenerStepsDown() throws Exception {
+        private void throwingListenerStepsDown() throws Exception {
             Elections history = new Elections();
             Candidate faulty = history.candidate(open(), "throws", epoch -> {
                 throw new IllegalStateException("cannot lead");
@@ -2438,9 +2475,7 @@ public abstract class LockProviderContract {
             history.assertConsistent();
         }
 
-        @Test
-        @DisplayName("relinquish() and close() from the listener itself do not deadlock")
-        void callsFromTheListener() throws Exception {
+        private void callsFromTheListener() throws Exception {
             Elections history = new Elections();
             AtomicReference<Leadership> self = new AtomicReference<>();
             // the lock is held elsewhere until the candidacy's reference is set, so elected() cannot come first
@@ -2469,9 +2504,7 @@ public abstract class LockProviderContract {
             lock.unlock();
         }
 
-        @Test
-        @DisplayName("a null or bad name, a null listener: refused, nothing contends")
-        void badInput() {
+        private void badInput() {
             LockProvider provider = open();
             LeadershipListener listener = new Candidate(null, provider, e -> { });
             assertThatThrownBy(() -> provider.leadership(null, listener)).isInstanceOf(NullPointerException.class);
@@ -2480,6 +2513,11 @@ public abstract class LockProviderContract {
             assertThat(Thread.getAllStackTraces().keySet()).as("threads after the refused calls")
                     .noneMatch(t -> t.getName().startsWith("locksmith-leadership-") && t.getName().endsWith("-x"));
         }
+    }
+
+    /** A primitive's test as a dynamic test in a scope of its own (namespace, providers, leak check). */
+    private DynamicTest primitiveTest(Executable body, String name) {
+        return dynamicTest(name, () -> isolated(body));
     }
 
     /** Another provider takes and gives back each of {@code names} at once: nobody holds them. */

@@ -69,4 +69,9 @@ class ZooKeeperClusterContractTest extends LockProviderContract {
     protected void forceRelease(String namespace, String name) {
         ZooKeeperFixture.forceRelease(admin, namespace, name);
     }
+
+    @Override
+    protected boolean runsPrimitives() {
+        return false; // the same backend as ZooKeeperContractTest, on an ensemble, which runs the primitives' groups
+    }
 }
