@@ -42,6 +42,14 @@ public interface Leadership extends AutoCloseable {
      * after a pause of the provider's operation timeout, so that another process can take over. Returns when the lock has
      * been given back (at once if called from the listener; the step-down then follows its return). Does nothing
      * if this process does not lead.
+     *
+     * <p>Like {@link DistributedLock#unlock()}, it says whether the term held to its end: if the give-back finds
+     * the hold already gone in the store (a pause past the lease that the watchdog had no time to notice), the
+     * listener was told {@code RELINQUISHED}, but another process may have led meanwhile, and this throws. If the
+     * loss was noticed first, the listener was told {@code LOST} and this returns.
+     *
+     * @throws LockLostException if the hold had been lost before it was given back (not from the listener's thread)
+     * @throws LockBackendException if the store could not be told; the provider retries the release
      */
     void relinquish();
 
@@ -50,6 +58,10 @@ public interface Leadership extends AutoCloseable {
      * {@link LeadershipListener.Reason#CLOSED} is called and the lock is given back. Returns when the candidacy's
      * thread has ended (at once if called from the listener; the step-down then follows its return). Later calls
      * do nothing.
+     *
+     * @throws LockLostException if this process led, and its hold had been lost before it was given back (see
+     *     {@link #relinquish()})
+     * @throws LockBackendException if the store could not be told; the provider retries the release
      */
     @Override
     void close();

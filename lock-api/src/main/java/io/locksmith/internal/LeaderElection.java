@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -71,7 +72,10 @@ public final class LeaderElection implements Leadership {
         final long epoch;
         /** Completed with the reason the term ends; the first reason wins. */
         final CompletableFuture<Reason> end = new CompletableFuture<>();
-        /** Completed when the step-down is over: revoked() called and the lock given back. */
+        /**
+         * Completed when the step-down is over: revoked() called and the lock given back; exceptionally with what
+         * the give-back threw (the hold found lost, the store not told).
+         */
         final CompletableFuture<Void> over = new CompletableFuture<>();
 
         Term(LockHandle handle, long epoch) {
@@ -113,17 +117,31 @@ public final class LeaderElection implements Leadership {
             current.end.complete(Reason.RELINQUISHED);
         }
         if (Thread.currentThread() != thread) {
+            awaitOver(current);
+        }
+    }
+
+    /** Waits for the step-down of {@code current}, and throws what its give-back threw. */
+    private static void awaitOver(Term current) {
+        try {
             current.over.join();
+        } catch (CompletionException e) {
+            if (e.getCause() instanceof RuntimeException failure) {
+                throw failure;
+            }
+            throw e;
         }
     }
 
     @Override
     public void close() {
+        Term stepping;
         synchronized (this) {
             if (closed) {
                 return;
             }
             closed = true;
+            stepping = term;
             if (term != null) {
                 term.end.complete(Reason.CLOSED);
             } else {
@@ -143,6 +161,9 @@ public final class LeaderElection implements Leadership {
         }
         if (interrupted) {
             Thread.currentThread().interrupt();
+        }
+        if (stepping != null) {
+            awaitOver(stepping); // over by now, the thread having ended
         }
     }
 
@@ -213,18 +234,23 @@ public final class LeaderElection implements Leadership {
             }
         }
         Reason reason = awaitEnd(current);
+        RuntimeException giveBackFailure = null;
         try {
             if (elected) {
                 notifyRevoked(epoch, reason);
             }
             if (reason != Reason.LOST) {
-                giveBack(handle, epoch);
+                giveBackFailure = giveBack(handle, epoch);
             }
         } finally {
             synchronized (this) {
                 term = null;
             }
-            current.over.complete(null);
+            if (giveBackFailure == null) {
+                current.over.complete(null);
+            } else {
+                current.over.completeExceptionally(giveBackFailure);
+            }
         }
         if (reason == Reason.RELINQUISHED) {
             pause(pauseAfterRelinquish);
@@ -258,20 +284,30 @@ public final class LeaderElection implements Leadership {
         }
     }
 
-    private void giveBack(LockHandle handle, long epoch) {
+    /**
+     * Gives the lock back; returns what relinquish() or close() must throw to their caller: the hold found lost
+     * (the term was not exclusive to its end), or the store not told (the provider retries the release).
+     */
+    private RuntimeException giveBack(LockHandle handle, long epoch) {
         Thread.interrupted(); // a stray interrupt must not cut the release short
         try {
             handle.close();
+            return null;
         } catch (LockLostException gone) {
             // revoked() was told the step-down's reason; the hold had already ended in the store (a pause past the
             // lease, say), so another process may have led meanwhile: only the epoch fenced that off
             log.warn("Leadership of '{}' (epoch {}): the lock had been lost before it was given back", lock.name(),
                     epoch);
+            return new LockLostException("The leadership of '" + lock.name() + "' (epoch " + epoch + ") had been"
+                    + " lost before it was given back; another process may have led meanwhile: " + gone.getMessage());
         } catch (LockBackendException e) {
             log.warn("Leadership of '{}': giving the lock back failed ({}); the provider retries it", lock.name(),
                     e.getMessage());
+            return new LockBackendException("The store could not be told that the leadership of '" + lock.name()
+                    + "' (epoch " + epoch + ") ended; the provider retries the release", e);
         } catch (IllegalStateException providerClosed) {
             log.debug("Leadership of '{}': {}", lock.name(), providerClosed.getMessage());
+            return null;
         }
     }
 

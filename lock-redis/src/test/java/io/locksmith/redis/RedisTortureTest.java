@@ -248,4 +248,18 @@ class RedisTortureTest {
         assertThat(report.processes()).as("the replacement workers ran too").isEqualTo(3 + FAULTS);
         assertThat(report.acquisitions()).as("terms (elections) in the run").isGreaterThan(3);
     }
+
+    @Test
+    @DisplayName("leader election, SIGSTOP of the leading client until another leads: the paused leader is told it "
+            + "lost, and its late writes carry a stale epoch the fenced resource rejects")
+    void leadershipClientPause() {
+        TortureReport report = withFault("redis-leadership", redis, LEADER_OPERATIONS,
+                Fault.pauseClientUntilTakenOver()).leadership("torture-leader", TERM_OPERATIONS).threads(1).build()
+                .run();
+
+        report.assertSafeUnderFaults();
+        assertThat(report.clientFaults()).isEqualTo(FAULTS);
+        assertThat(report.lostHolds()).as("the paused leader learns it lost its term").isPositive();
+        assertThat(report.overlapsAfterLoss()).as("another client led while the paused one slept").isPositive();
+    }
 }

@@ -2,6 +2,8 @@ package io.locksmith.spring;
 
 import io.locksmith.Leadership;
 import io.locksmith.LeadershipListener;
+import io.locksmith.LockBackendException;
+import io.locksmith.LockLostException;
 import io.locksmith.LockNames;
 import io.locksmith.LockProvider;
 import java.util.Objects;
@@ -80,7 +82,11 @@ public final class LockLeadership implements SmartLifecycle {
         Leadership current = leadership;
         leadership = null;
         if (current != null) {
-            current.close();
+            try {
+                current.close();
+            } catch (LockLostException | LockBackendException e) {
+                // the leadership logged it; an application's shutdown goes on
+            }
         }
     }
 

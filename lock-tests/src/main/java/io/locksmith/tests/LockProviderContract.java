@@ -2340,6 +2340,9 @@ public abstract class LockProviderContract {
                     primitiveTest(this::lossIsToldAndContendedAgain,
                             "a lost hold is told as revoked(LOST), and the candidacy contends again and leads with "
                             + "a greater epoch"),
+                    primitiveTest(this::relinquishAfterUnnoticedLoss,
+                            "relinquish() of a leader whose hold was deleted in the store never passes for an "
+                            + "intact term: it throws LockLostException, or the listener was told LOST"),
                     primitiveTest(this::closeStepsDown,
                             "close() of the leader: revoked(CLOSED) before close() returns, the lock free, no "
                             + "later events; a second close() does nothing"),
@@ -2414,6 +2417,35 @@ public abstract class LockProviderContract {
             awaitTrue("the candidacy leads again", waitBound(Duration.ZERO), () -> only.events.size() >= 3);
             assertThat(only.events.get(2).elected()).isTrue();
             assertThat(only.events.get(2).epoch()).as("epoch after the loss").isGreaterThan(epoch);
+            history.assertConsistent();
+        }
+
+        private void relinquishAfterUnnoticedLoss() throws Exception {
+            Elections history = new Elections();
+            Candidate leader = history.candidate(open(), "unnoticed");
+            history.awaitLeader(List.of(leader), opBound());
+            long epoch = leader.events.get(0).epoch();
+            leader.probe = null; // the lock is free at this step-down: that is the point
+            forceRelease(namespace(), "unnoticed");
+            // the watchdog may notice the loss first (LOST), or the give-back finds the hold gone; either way the
+            // application must learn that its term did not hold to the end
+            LockLostException thrown = null;
+            try {
+                leader.leadership.relinquish();
+            } catch (LockLostException e) {
+                thrown = e;
+            }
+            awaitTrue("the candidacy is told that its leadership ended", lossBound(leader.provider),
+                    () -> leader.events.size() >= 2);
+            Event end = leader.events.get(1);
+            if (thrown == null) {
+                assertThat(end).as("the end of a term whose hold was deleted, relinquish() having returned")
+                        .isEqualTo(new Event(false, epoch, LeadershipListener.Reason.LOST));
+            } else {
+                assertThat(end).as("the end of the term that relinquish() found lost")
+                        .isEqualTo(new Event(false, epoch, LeadershipListener.Reason.RELINQUISHED));
+                assertThat(thrown).hasMessageContaining("unnoticed").hasMessageContaining("epoch " + epoch);
+            }
             history.assertConsistent();
         }
 

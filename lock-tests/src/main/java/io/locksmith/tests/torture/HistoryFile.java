@@ -28,6 +28,8 @@ import java.util.function.Consumer;
  * BUSY     thread name t0 t1            tryLock returned false
  * ERR      thread name t stage message  an exception other than a lost hold
  * LOST     thread name t stage message  LockLostException (the hold ended without its owner knowing)
+ * CS       thread name t                a critical section begins inside a hold that spans several (a
+ *                                       leader's term); the WRITE that follows ends it
  * WRITE    thread name t read written   the unguarded counter was read and written inside the hold
  * REL      thread name t                about to unlock: the end of the hold as its owner saw it
  * UNLOCKED thread name t                unlock returned normally: the store confirmed the hold to the end
@@ -47,6 +49,7 @@ final class HistoryFile implements AutoCloseable {
     static final String BUSY = "BUSY";
     static final String ERR = "ERR";
     static final String LOST = "LOST";
+    static final String CS = "CS";
     static final String WRITE = "WRITE";
     static final String REL = "REL";
     static final String UNLOCKED = "UNLOCKED";
@@ -104,6 +107,10 @@ final class HistoryFile implements AutoCloseable {
 
     void lost(int thread, int name, long t, String stage, Throwable error) {
         line(LOST, thread, name, t, stage, describe(error));
+    }
+
+    void critical(int thread, int name, long t) {
+        line(CS, thread, name, t);
     }
 
     void wrote(int thread, int name, long t, long read, long written) {

@@ -24,7 +24,10 @@ final class HistoryTail {
     private final Path path;
     private final long[] lastAcquired;
     private final Map<Integer, Integer> holding = new HashMap<>();
-    /** The threads among {@link #holding} that have recorded the write of their critical section. */
+    /**
+     * The threads among {@link #holding} that have recorded the write of their critical section (and not yet the
+     * beginning of another in the same hold).
+     */
     private final Set<Integer> written = new HashSet<>();
     private final StringBuilder partial = new StringBuilder();
     private long position;
@@ -83,6 +86,7 @@ final class HistoryTail {
                 written.remove(Integer.parseInt(f[1]));
                 lastAcquired[name] = Math.max(lastAcquired[name], Long.parseLong(f[4]));
             }
+            case HistoryFile.CS -> written.remove(Integer.parseInt(f[1]));
             case HistoryFile.WRITE -> written.add(Integer.parseInt(f[1]));
             case HistoryFile.REL -> {
                 holding.remove(Integer.parseInt(f[1]));
@@ -106,7 +110,9 @@ final class HistoryTail {
      * The indexes of the names held by threads that have not yet recorded the write of their critical section. Read
      * from a stopped process, such a thread is certainly inside its critical section: it takes its release time only
      * after that record. A thread that has recorded its write may have taken its release time and been stopped
-     * before recording it, so that its record ends the hold before the stop.
+     * before recording it, so that its record ends the hold before the stop. In a hold that spans several critical
+     * sections (a leader's term) each begins with a {@code CS} record, written where the release cannot happen, so
+     * the whole hold is not reduced to the window before its first write.
      */
     synchronized Set<Integer> heldBeforeWrite() {
         Set<Integer> names = new TreeSet<>();

@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -271,6 +272,8 @@ public final class TortureWorker {
     private void leaderLoop(int thread, LockProvider provider, CounterFile counter, FencedFile fence) {
         AtomicLong leading = new AtomicLong(); // the epoch while this process leads, else 0
         ReentrantLock work = new ReentrantLock();
+        // set by a step-down's revoked(): the caller of relinquish()/close() records how the give-back went
+        AtomicBoolean givingBack = new AtomicBoolean();
         LeadershipListener listener = new LeadershipListener() {
             @Override
             public void elected(long epoch) {
@@ -290,7 +293,7 @@ public final class TortureWorker {
                         history.lost(thread, 0, t, "revoked",
                                 new LockLostException("leadership of epoch " + epoch + " was lost"));
                     } else {
-                        history.unlocked(thread, 0, t);
+                        givingBack.set(true);
                     }
                 } finally {
                     work.unlock();
@@ -315,6 +318,9 @@ public final class TortureWorker {
                     long t0 = System.nanoTime();
                     operationName.set(thread, 0);
                     operationStart.set(thread, t0);
+                    // under the work lock, which revoked() needs to take its release time: from this record to the
+                    // write's, a stopped process is certainly inside the term (what freezeHolder looks for)
+                    history.critical(thread, 0, t0);
                     critical(thread, 0, epoch, counter, fence);
                     operations++;
                     inTerm++;
@@ -326,13 +332,32 @@ public final class TortureWorker {
                 }
                 if (inTerm >= spec.termOperations()) {
                     inTerm = 0;
-                    leadership.relinquish();
+                    stepDown(thread, leadership::relinquish, givingBack);
                 }
             }
         } finally {
-            leadership.close();
+            stepDown(thread, leadership::close, givingBack);
         }
         history.done(thread, System.nanoTime(), operations);
+    }
+
+    /**
+     * Relinquishes or closes a leadership and records, for a term it ended, whether the store confirmed the term to
+     * its end: the give-back may find the hold lost (a pause past the lease the watchdog did not notice in time).
+     */
+    private void stepDown(int thread, Runnable stepDown, AtomicBoolean givingBack) {
+        try {
+            stepDown.run();
+            if (givingBack.getAndSet(false)) {
+                history.unlocked(thread, 0, System.nanoTime());
+            }
+        } catch (LockLostException e) {
+            givingBack.set(false);
+            history.lost(thread, 0, System.nanoTime(), "unlock", e);
+        } catch (LockBackendException e) {
+            givingBack.set(false);
+            history.error(thread, 0, System.nanoTime(), "unlock", e);
+        }
     }
 
     /**
