@@ -152,9 +152,19 @@ public final class SlotSemaphore implements DistributedSemaphore {
      * busy. On an interrupt or a store failure, gives back {@code taken} and throws.
      */
     private Permit attempt(int index, Duration wait, List<Permit> taken) throws InterruptedException {
-        CompletableFuture<LockHandle> pending = locks.get(index).tryAcquireAsync(wait);
+        DistributedLock lock = locks.get(index);
+        if (lock instanceof StoreLock storeLock) {
+            try {
+                return storeLock.tryAcquireOwned(wait).map(h -> new SlotPermit(this, lock.name(), h)).orElse(null);
+            } catch (InterruptedException | RuntimeException e) {
+                giveBack(taken, e);
+                throw e;
+            }
+        }
+        // a lock of another LockProvider implementation (a decorator, say): its handle-owned holds come async
+        CompletableFuture<LockHandle> pending = lock.tryAcquireAsync(wait);
         try {
-            return new SlotPermit(this, locks.get(index).name(), pending.get());
+            return new SlotPermit(this, lock.name(), pending.get());
         } catch (InterruptedException e) {
             pending.cancel(false); // a hold granted at this moment is given back by the provider
             giveBack(taken, e);
@@ -165,7 +175,7 @@ public final class SlotSemaphore implements DistributedSemaphore {
                 return null;
             }
             RuntimeException failure = cause instanceof RuntimeException runtime ? runtime
-                    : new LockBackendException("taking permit lock '" + locks.get(index).name() + "' failed", cause);
+                    : new LockBackendException("taking permit lock '" + lock.name() + "' failed", cause);
             giveBack(taken, failure);
             throw failure;
         }

@@ -136,6 +136,21 @@ final class StoreLock implements DistributedLock {
     }
 
     /**
+     * {@link #tryAcquireAsync} waiting on the calling thread, interruptibly: a hold its handle owns (any thread may
+     * close it; not reentrant), without the asynchronous path's executor hops.
+     *
+     * @return the handle, or empty if the lock stayed busy for {@code wait}
+     */
+    Optional<LockHandle> tryAcquireOwned(Duration wait) throws InterruptedException {
+        Objects.requireNonNull(wait, "wait");
+        if (wait.isNegative()) {
+            throw new IllegalArgumentException("wait must not be negative, got " + wait);
+        }
+        return Optional.ofNullable(provider.acquireOwned(this, AcquireRequest.within(saturatedNanos(wait),
+                lock.leaseNanos, lock.renewable)));
+    }
+
+    /**
      * Not supported.
      *
      * @throws UnsupportedOperationException always

@@ -169,30 +169,55 @@ public final class StoreLockProvider<H> implements LockProvider {
                 leaseOver(hold, "lease of " + millis(hold.leaseNanos) + " ms ended before it was renewed");
             }
         }
-        if (observer != null) {
-            return acquireObserved(name, request);
-        }
-        return acquireFresh(new Run(name, request, null, me));
+        return acquireFresh(newRun(name, request, me));
     }
 
-    /** A fresh acquisition followed by the observer: its outcome is reported here unless it was granted. */
-    private boolean acquireObserved(String name, AcquireRequest request) throws InterruptedException {
-        ObservedAcquisition watch = ObservedAcquisition.start(observer, store.address(), name, time.nanoTime());
+    /**
+     * Acquires {@code lock} on the calling thread for a new handle that owns the hold: the thread waits as
+     * {@code request} asks, but the hold belongs to the handle, which any thread may close, and is not reentrant
+     * (what {@link #acquireAsync} grants, without its executor hops, for a caller that blocks anyway).
+     *
+     * @return the handle, or null if the wait passed first
+     */
+    LockHandle acquireOwned(StoreLock lock, AcquireRequest request) throws InterruptedException {
+        checkOpen();
+        if (request.interruptible && Thread.interrupted()) {
+            throw new InterruptedException("interrupted before acquiring lock '" + lock.name() + "' on "
+                    + store.address());
+        }
+        OwnedHandle handle = new OwnedHandle(lock, this);
+        Run run = newRun(lock.name(), request, handle);
+        if (!acquireFresh(run)) {
+            return null;
+        }
+        handle.granted(run.hold);
+        return handle;
+    }
+
+    private Run newRun(String name, AcquireRequest request, Object owner) {
+        ObservedAcquisition watch = observer == null ? null
+                : ObservedAcquisition.start(observer, store.address(), name, time.nanoTime());
+        return new Run(name, request, watch, owner);
+    }
+
+    /** One fresh acquisition; a followed one has its outcome reported here unless it was granted. */
+    private boolean acquireFresh(Run run) throws InterruptedException {
+        ObservedAcquisition watch = run.watch;
+        if (watch == null) {
+            return acquireUnobserved(run);
+        }
+        AcquireRequest request = run.request;
         boolean acquired;
         try {
-            acquired = acquireFresh(new Run(name, request, watch, Thread.currentThread()));
+            acquired = acquireUnobserved(run);
         } catch (InterruptedException e) {
-            if (watch != null) {
-                watch.notGranted(Outcome.INTERRUPTED, time.nanoTime(), e);
-            }
+            watch.notGranted(Outcome.INTERRUPTED, time.nanoTime(), e);
             throw e;
         } catch (RuntimeException | Error e) {
-            if (watch != null) {
-                watch.notGranted(Outcome.FAILED, time.nanoTime(), e);
-            }
+            watch.notGranted(Outcome.FAILED, time.nanoTime(), e);
             throw e;
         }
-        if (!acquired && watch != null) {
+        if (!acquired) {
             watch.notGranted(request.waits() ? Outcome.TIMED_OUT : Outcome.BUSY, time.nanoTime(), null);
         }
         return acquired;
@@ -254,7 +279,7 @@ public final class StoreLockProvider<H> implements LockProvider {
         }
     }
 
-    private boolean acquireFresh(Run run) throws InterruptedException {
+    private boolean acquireUnobserved(Run run) throws InterruptedException {
         LockEntry entry = retain(run.name);
         forgetLoss(entry, run.owner);
         boolean acquired = false;
