@@ -202,7 +202,7 @@ public final class BenchMain {
                         .getImplementationVersion()),
                 "Spring Integration", String.valueOf(org.springframework.integration.jdbc.lock.JdbcLockRegistry.class
                         .getPackage().getImplementationVersion()),
-                "ShedLock", mavenVersion("net.javacrumbs.shedlock", "shedlock-provider-jdbc"),
+                "ShedLock", mavenVersion("net.javacrumbs.shedlock", "shedlock-provider-jdbc-template"),
                 "Jedis", mavenVersion("redis.clients", "jedis")));
         return facts;
     }

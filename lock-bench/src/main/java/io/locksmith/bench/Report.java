@@ -403,7 +403,7 @@ public final class Report {
                 + "| `zookeeper-curator` | Curator `InterProcessMutex`, one Curator client per contender |\n"
                 + "| `*-spring` (JDBC) | Spring Integration `JdbcLockRegistry` + `DefaultLockRepository` (HikariCP,"
                 + " `INT_LOCK` table from the jar's DDL, 100 ms between tries) |\n"
-                + "| `*-shedlock` | ShedLock `JdbcLockProvider` (plain JDBC): it never waits, so cycle only |\n"
+                + "| `*-shedlock` | ShedLock `JdbcTemplateLockProvider` (its JDBC provider since 7.0): it never waits, so cycle only |\n"
                 + "| `redis-floor` | bare Jedis: two `EVALSHA` of a trivial loaded script on one connection |\n"
                 + "| `redis-floor-scripts` | bare Jedis: Locksmith's own acquire and release scripts, as its Redis"
                 + " backend calls them, on one connection: the protocol's floor |\n"

@@ -43,7 +43,7 @@ import org.apache.zookeeper.CreateMode;
 import net.javacrumbs.shedlock.core.ClockProvider;
 import net.javacrumbs.shedlock.core.LockConfiguration;
 import net.javacrumbs.shedlock.core.SimpleLock;
-import net.javacrumbs.shedlock.provider.jdbc.JdbcLockProvider;
+import net.javacrumbs.shedlock.provider.jdbctemplate.JdbcTemplateLockProvider;
 import org.redisson.Redisson;
 import org.redisson.RedissonRedLock;
 import org.redisson.api.RLock;
@@ -356,7 +356,8 @@ final class Subjects {
     }
 
     /**
-     * ShedLock's plain-JDBC provider. ShedLock never waits (it skips a task whose lock is taken), so it fits the
+     * ShedLock's JDBC provider ({@code JdbcTemplateLockProvider}, the only one in ShedLock 7, with its defaults: the
+     * client's clock, a transaction per statement). ShedLock never waits (it skips a task whose lock is taken), so it fits the
      * uncontended cycle only: here {@code lock()} expects the lock free and fails otherwise.
      */
     private static Contender shedLock(String database, String timestamp) throws SQLException {
@@ -371,7 +372,7 @@ final class Subjects {
         config.setPassword(Servers.get(database + ".password"));
         config.setMaximumPoolSize(10);
         HikariDataSource dataSource = new HikariDataSource(config);
-        JdbcLockProvider provider = new JdbcLockProvider(dataSource);
+        JdbcTemplateLockProvider provider = new JdbcTemplateLockProvider(dataSource);
         Map<String, SimpleLock> held = new ConcurrentHashMap<>();
         return new Contender() {
             @Override
