@@ -51,6 +51,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 import org.assertj.core.api.SoftAssertions;
@@ -788,7 +789,10 @@ public abstract class LockProviderContract {
         @DisplayName("an interrupt at the moment of the grant either acquires or leaves nothing held (40 races)")
         void interruptAtTheMomentOfTheGrant() throws Exception {
             DistributedLock holder = open().getLock("race");
-            DistributedLock waiterLock = open().getLock("race");
+            // a waiter blocked in a database lock wait is RUNNABLE in a socket read, not WAITING: count it too
+            AtomicInteger waitsInStore = new AtomicInteger();
+            DistributedLock waiterLock = open(b -> b.storeWrapper(store -> countWaitsInStore(store, waitsInStore)))
+                    .getLock("race");
             DistributedLock check = open().getLock("race");
             Actor waiter = actor("racing waiter");
             Actor interrupter = actor("interrupter");
@@ -816,7 +820,7 @@ public abstract class LockProviderContract {
                     return new Outcome(held, false, holds);
                 });
                 entering.await();
-                waiter.awaitWaiting(Duration.ofMillis(500));
+                waiter.awaitWaiting(Duration.ofMillis(500), () -> waitsInStore.get() > 0);
                 long delayNanos = TimeUnit.MICROSECONDS.toNanos((round % 5) * 150L);
                 boolean interruptFirst = round % 2 == 1;
                 CyclicBarrier go = new CyclicBarrier(2);
@@ -2773,6 +2777,24 @@ public abstract class LockProviderContract {
     }
 
     /** The store, turning {@code waiting} true when an attempt is answered busy. */
+    /** Counts the attempts in progress that may wait inside the store (a database lock wait). */
+    private static <H> LockStore<H> countWaitsInStore(LockStore<H> store, AtomicInteger inProgress) {
+        return new ForwardingLockStore<>(store) {
+            @Override
+            public Acquisition tryAcquire(H hold, Duration lease, Duration wait, Runnable wakeUp) {
+                if (wait.isZero()) {
+                    return super.tryAcquire(hold, lease, wait, wakeUp);
+                }
+                inProgress.incrementAndGet();
+                try {
+                    return super.tryAcquire(hold, lease, wait, wakeUp);
+                } finally {
+                    inProgress.decrementAndGet();
+                }
+            }
+        };
+    }
+
     private static <H> LockStore<H> noteBusy(LockStore<H> store, AtomicBoolean waiting) {
         return new ForwardingLockStore<>(store) {
             @Override
@@ -3307,10 +3329,16 @@ public abstract class LockProviderContract {
 
         /** Waits, at most {@code bound}, until the thread is parked (best effort: it may be parked elsewhere). */
         void awaitWaiting(Duration bound) throws InterruptedException {
+            awaitWaiting(bound, () -> false);
+        }
+
+        /** Waits until the thread parks, or {@code waitingElsewhere} says it waits in a way a state cannot show. */
+        void awaitWaiting(Duration bound, BooleanSupplier waitingElsewhere)
+                throws InterruptedException {
             eventually(bound, () -> {
                 Thread t = thread.get();
                 return t != null && (t.getState() == Thread.State.WAITING
-                        || t.getState() == Thread.State.TIMED_WAITING);
+                        || t.getState() == Thread.State.TIMED_WAITING || waitingElsewhere.getAsBoolean());
             });
         }
 
