@@ -449,6 +449,11 @@ public final class StoreLockProvider<H> implements LockProvider {
             run.pause = Math.min(outcome.retryAfter().orElseThrow().toNanos(), remaining);
             return Step.BACK_OFF;
         }
+        if (outcome.isQueued()) {
+            // the run waited in the store's own queue (a database lock wait) until its wait ran out: straight back
+            // into it, since a pause outside it gives its turns to the waiters behind and to the holder's process
+            return Step.RETRY;
+        }
         long lastHolderToken = run.holderToken;
         run.holderToken = outcome.holderToken();
         boolean newClaim = outcome.isClaimed() && !run.claimed;

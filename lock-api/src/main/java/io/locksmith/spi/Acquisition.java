@@ -11,7 +11,9 @@ import java.util.Optional;
  */
 public final class Acquisition {
 
-    private static final Acquisition BUSY_UNKNOWN = new Acquisition(false, 0, null, null, false, false, false, -1);
+    private static final Acquisition BUSY_UNKNOWN =
+            new Acquisition(false, 0, null, null, false, false, false, -1, false);
+    private static final Acquisition QUEUED = new Acquisition(false, 0, null, null, false, false, false, -1, true);
 
     private final boolean acquired;
     private final long fencingToken;
@@ -21,9 +23,10 @@ public final class Acquisition {
     private final boolean backOff;
     private final boolean claimed;
     private final long holderToken;
+    private final boolean queued;
 
     private Acquisition(boolean acquired, long fencingToken, Duration validFor, Duration retryAfter,
-            boolean watched, boolean backOff, boolean claimed, long holderToken) {
+            boolean watched, boolean backOff, boolean claimed, long holderToken, boolean queued) {
         this.acquired = acquired;
         this.fencingToken = fencingToken;
         this.validFor = validFor;
@@ -32,6 +35,7 @@ public final class Acquisition {
         this.backOff = backOff;
         this.claimed = claimed;
         this.holderToken = holderToken;
+        this.queued = queued;
     }
 
     /**
@@ -39,7 +43,7 @@ public final class Acquisition {
      * {@code fencingToken} is greater than that of every earlier acquisition.
      */
     public static Acquisition acquired(long fencingToken) {
-        return new Acquisition(true, fencingToken, null, null, false, false, false, -1);
+        return new Acquisition(true, fencingToken, null, null, false, false, false, -1, false);
     }
 
     /**
@@ -49,7 +53,7 @@ public final class Acquisition {
      */
     public static Acquisition acquired(long fencingToken, Duration validFor) {
         return new Acquisition(true, fencingToken, Objects.requireNonNull(validFor, "validFor"), null, false, false,
-                false, -1);
+                false, -1, false);
     }
 
     /** Somebody else holds the lock; its remaining lease is unknown. */
@@ -63,7 +67,7 @@ public final class Acquisition {
      */
     public static Acquisition busy(Duration retryAfter) {
         return retryAfter == null ? BUSY_UNKNOWN
-                : new Acquisition(false, 0, null, retryAfter, false, false, false, -1);
+                : new Acquisition(false, 0, null, retryAfter, false, false, false, -1, false);
     }
 
     /**
@@ -76,7 +80,7 @@ public final class Acquisition {
         if (holderToken < 0) {
             throw new IllegalArgumentException("holderToken must not be negative: " + holderToken);
         }
-        return new Acquisition(false, 0, null, retryAfter, false, false, false, holderToken);
+        return new Acquisition(false, 0, null, retryAfter, false, false, false, holderToken, false);
     }
 
     /**
@@ -86,7 +90,7 @@ public final class Acquisition {
      * the lock waits for this run alone.
      */
     public static Acquisition claimed(Duration retryAfter) {
-        return new Acquisition(false, 0, null, retryAfter, false, false, true, -1);
+        return new Acquisition(false, 0, null, retryAfter, false, false, true, -1, false);
     }
 
     /**
@@ -95,7 +99,7 @@ public final class Acquisition {
      * otherwise split the next vote too.
      */
     public static Acquisition backOff(Duration delay) {
-        return new Acquisition(false, 0, null, Objects.requireNonNull(delay, "delay"), false, true, false, -1);
+        return new Acquisition(false, 0, null, Objects.requireNonNull(delay, "delay"), false, true, false, -1, false);
     }
 
     /**
@@ -103,7 +107,21 @@ public final class Acquisition {
      * free (a watch on the waiter ahead); {@code retryAfter}, if not null, bounds the wait all the same.
      */
     public static Acquisition watched(Duration retryAfter) {
-        return new Acquisition(false, 0, null, retryAfter, true, false, false, -1);
+        return new Acquisition(false, 0, null, retryAfter, true, false, false, -1, false);
+    }
+
+    /**
+     * Somebody else holds the lock, and this attempt waited for it in the store's own queue (a database row-lock
+     * wait) until the wait it was given ran out: the waiter should attempt again at once, since every pause outside
+     * the queue lets the waiters behind it, and the holder's own process, take the turns it waited for.
+     */
+    public static Acquisition queued() {
+        return QUEUED;
+    }
+
+    /** Whether the attempt waited in the store's own queue until its wait ran out; see {@link #queued()}. */
+    public boolean isQueued() {
+        return queued;
     }
 
     /** Whether the lock was acquired. */
@@ -151,7 +169,8 @@ public final class Acquisition {
         if (acquired) {
             return "acquired(token=" + fencingToken + (validFor == null ? "" : ", validFor=" + validFor) + ")";
         }
-        return (watched ? "watched" : backOff ? "backOff" : claimed ? "claimed" : "busy") + "(retryAfter="
+        return (watched ? "watched" : backOff ? "backOff" : claimed ? "claimed" : queued ? "queued" : "busy")
+                + "(retryAfter="
                 + retryAfter + (holderToken < 0 ? "" : ", holderToken=" + holderToken) + ")";
     }
 }

@@ -140,7 +140,13 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
                 } catch (SQLException e) {
                     if (waiter.cancelled || dialect.isLockNotAvailable(e)) {
                         connection.rollback();
-                        return waiter.cancelled ? Acquisition.busy() : busy(connection, hold, lease, wakeUp);
+                        if (waiter.cancelled) {
+                            return Acquisition.busy();
+                        }
+                        if (waitedInQueue(dialect, lockWait, start, wakeUp)) {
+                            return Acquisition.queued();
+                        }
+                        return busy(connection, hold, lease, wakeUp);
                     }
                     throw e;
                 }
@@ -218,6 +224,17 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
         hold.mayHaveClaimed = true; // before the statement: one whose answer is lost may still have claimed
         boolean held = table.claimTurn(connection, hold.claimKey(namespace), namespace, hold.name, hold.owner, lease);
         return held ? Acquisition.claimed(null) : Acquisition.busy();
+    }
+
+    /**
+     * Whether a locking read that found the row locked had waited in the database's lock queue for (most of) the
+     * wait it was given, so that the waiter should go straight back into the queue ({@link Acquisition#queued()}):
+     * not after a NOWAIT, nor after a lock wait the database ended early (a deadlock victim), which back off as
+     * usual. MySQL and MariaDB wait whole seconds, so half the wait asked for is the bar.
+     */
+    private static boolean waitedInQueue(Dialect dialect, Duration lockWait, long start, Runnable wakeUp) {
+        return wakeUp != null && dialect.locksBlock() && !lockWait.isZero()
+                && System.nanoTime() - start >= lockWait.toNanos() / 2;
     }
 
     /** Ends the claim of a run that may have claimed a turn; quietly, since an unended claim lapses with its lease. */

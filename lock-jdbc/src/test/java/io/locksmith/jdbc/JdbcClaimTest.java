@@ -248,6 +248,27 @@ class JdbcClaimTest {
     }
 
     @ParameterizedTest(name = "{0}")
+    @EnumSource(value = JdbcTarget.class, names = {"MARIADB", "POSTGRES", "MYSQL_CONNECTOR_J"})
+    @DisplayName("session mode where the database queues waiters: a lock wait that runs out is answered queued, so "
+            + "the waiter goes straight back into the queue; a NOWAIT attempt is answered busy")
+    void sessionLockWaitThatRunsOutIsQueued(JdbcTarget target) {
+        LockStore<Object> holders = sessionStore(target);
+        LockStore<Object> waiters = sessionStore(target);
+        Object held = holders.newHold(NAME, "a.1");
+        assertThat(holders.tryAcquire(held, LEASE, Duration.ZERO, null).isAcquired()).isTrue();
+
+        Object waiting = waiters.newHold(NAME, "b.1");
+        Acquisition waited = waiters.tryAcquire(waiting, LEASE, Duration.ofSeconds(1), WAITS);
+        assertThat(waited.isQueued()).as("a 1 s lock wait that ran out: %s", waited).isTrue();
+        Acquisition noWait = waiters.tryAcquire(waiting, LEASE, Duration.ZERO, WAITS);
+        assertThat(noWait.isAcquired() || noWait.isQueued()).as("a NOWAIT attempt: %s", noWait).isFalse();
+
+        waiters.abandon(waiting);
+        assertThat(holders.release(held)).isTrue();
+        assertThat(takes(waiters, "c.1")).as("the lock after the holder's release").isTrue();
+    }
+
+    @ParameterizedTest(name = "{0}")
     @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES", "MYSQL_CONNECTOR_J"})
     @DisplayName("the claimant's abandon or release ends its claim")
     void abandonAndReleaseEndTheClaim(JdbcTarget target) throws Exception {
