@@ -81,7 +81,9 @@ public interface LockStore<H> extends AutoCloseable {
      * served already and keep no claims.
      *
      * @param wait how long the store itself may block waiting for the lock; zero for one attempt. Stores that
-     *     do not queue waiters themselves ignore it and answer at once.
+     *     do not queue waiters themselves ignore it and answer at once. A store that kept the attempt in its own
+     *     queue until this wait ran out (a database lock wait) answers {@link Acquisition#queued()}, and the
+     *     machinery attempts again at once instead of backing off outside the queue.
      * @param wakeUp null when the caller will not wait after a busy answer; otherwise a callback the store may
      *     arrange to run, on any thread and without blocking, when the lock may have become free (a watch on the
      *     waiter ahead, say), in which case it answers {@link Acquisition#watched}
