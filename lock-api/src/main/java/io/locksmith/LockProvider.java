@@ -74,6 +74,20 @@ public interface LockProvider extends AutoCloseable {
     }
 
     /**
+     * The read-write lock {@code name}: many readers or one writer, across every process of the namespace. Its
+     * write lock is the lock {@link #getLock getLock(name)}. See {@link DistributedReadWriteLock}.
+     *
+     * @param name the lock's name, as {@link #getLock} takes it
+     * @throws NullPointerException if {@code name} is null
+     * @throws IllegalArgumentException if {@code name} breaks a naming rule
+     * @throws UnsupportedOperationException if the backend keeps no read holds (the default)
+     * @throws IllegalStateException if the provider is closed
+     */
+    default DistributedReadWriteLock getReadWriteLock(String name) {
+        throw new UnsupportedOperationException(backend() + " has no read-write locks");
+    }
+
+    /**
      * The semaphore {@code name} with {@code permits} permits: at most that many {@link Permit}s are held at once
      * by all providers of the namespace. Its permits are the locks {@code <name>#permit-0} to
      * {@code <name>#permit-<permits - 1>}, each permit a hold with its own lease and fencing token; every process

@@ -13,10 +13,18 @@ import java.util.concurrent.Semaphore;
  * asynchronously) at a time to the store: the holder keeps it until it releases, so owners of one JVM queue here
  * and only the head of the queue talks to the store. {@link #signal} (a thread) or {@link #asyncWaiter} wakes
  * that head when the store says the lock may be free.
+ *
+ * <p>A read hold has an entry of its own per owner (the thread, or the handle), keyed by the name and the owner,
+ * so that readers of one provider do not queue behind each other; each of them is a run of its own in the store.
  */
 final class LockEntry {
 
+    /** The key of this entry in the provider's map: the name, or for a read hold the name and its owner. */
+    final String key;
+    /** The lock's name, as the store knows it. */
     final String name;
+    /** Whether this entry's holds are shared (read) holds: one entry per owner, so its gate is the owner's own. */
+    final boolean shared;
     final Gate gate = new Gate();
     final Semaphore signal = new Semaphore(0);
     /** The asynchronous acquisition inside the gate waiting for the store, or null: wake-ups go to it too. */
@@ -40,8 +48,10 @@ final class LockEntry {
     private LockStore.Subscription subscription;
     private boolean subscribed;
 
-    LockEntry(String name) {
+    LockEntry(String key, String name, boolean shared) {
+        this.key = key;
         this.name = name;
+        this.shared = shared;
     }
 
     /** Wakes the waiting head; extra wake-ups collapse into one. */

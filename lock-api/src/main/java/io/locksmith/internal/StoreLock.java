@@ -9,18 +9,24 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 
-/** A lock of a {@link StoreLockProvider}: a name and a provider; all state lives in the provider. */
+/**
+ * A lock of a {@link StoreLockProvider}: a name, a side (the exclusive lock, which is also the write lock of a
+ * read-write lock, or the shared read lock) and a provider; all state lives in the provider.
+ */
 final class StoreLock implements DistributedLock {
 
     private final StoreLockProvider<?> provider;
     private final String name;
+    /** Whether this is the read lock of a read-write lock: its holds are shared. */
+    final boolean shared;
     private final AcquireRequest lock;
     private final AcquireRequest lockInterruptibly;
     private final AcquireRequest tryLock;
 
-    StoreLock(StoreLockProvider<?> provider, String name) {
+    StoreLock(StoreLockProvider<?> provider, String name, boolean shared) {
         this.provider = provider;
         this.name = name;
+        this.shared = shared;
         long lease = provider.options().leaseTime().toNanos();
         boolean renews = provider.options().renewLeases();
         this.lock = AcquireRequest.untilAcquired(false, lease, renews);
@@ -33,10 +39,14 @@ final class StoreLock implements DistributedLock {
         return name;
     }
 
+    StoreLockProvider<?> provider() {
+        return provider;
+    }
+
     @Override
     public void lock() {
         try {
-            provider.acquire(name, lock);
+            provider.acquire(name, shared, lock);
         } catch (InterruptedException impossible) {
             throw new AssertionError("uninterruptible acquire was interrupted", impossible);
         }
@@ -44,13 +54,13 @@ final class StoreLock implements DistributedLock {
 
     @Override
     public void lockInterruptibly() throws InterruptedException {
-        provider.acquire(name, lockInterruptibly);
+        provider.acquire(name, shared, lockInterruptibly);
     }
 
     @Override
     public boolean tryLock() {
         try {
-            return provider.acquire(name, tryLock);
+            return provider.acquire(name, shared, tryLock);
         } catch (InterruptedException impossible) {
             throw new AssertionError("uninterruptible acquire was interrupted", impossible);
         }
@@ -62,7 +72,8 @@ final class StoreLock implements DistributedLock {
         if (time < 0) {
             throw new IllegalArgumentException("wait time must not be negative, got " + time + " " + unit);
         }
-        return provider.acquire(name, AcquireRequest.within(unit.toNanos(time), lock.leaseNanos, lock.renewable));
+        return provider.acquire(name, shared, AcquireRequest.within(unit.toNanos(time), lock.leaseNanos,
+                lock.renewable));
     }
 
     @Override
@@ -75,22 +86,23 @@ final class StoreLock implements DistributedLock {
         if (lease.isNegative() || lease.isZero()) {
             throw new IllegalArgumentException("lease must be positive, got " + lease);
         }
-        return provider.acquire(name, AcquireRequest.within(saturatedNanos(wait), saturatedNanos(lease), false));
+        return provider.acquire(name, shared, AcquireRequest.within(saturatedNanos(wait), saturatedNanos(lease),
+                false));
     }
 
     @Override
     public void unlock() {
-        provider.release(name);
+        provider.release(name, shared);
     }
 
     @Override
     public boolean isHeldByCurrentThread() {
-        return provider.heldByCurrentThread(name) != null;
+        return provider.heldByCurrentThread(name, shared) != null;
     }
 
     @Override
     public int getHoldCount() {
-        Hold hold = provider.heldByCurrentThread(name);
+        Hold hold = provider.heldByCurrentThread(name, shared);
         return hold == null ? 0 : hold.count;
     }
 
@@ -101,7 +113,7 @@ final class StoreLock implements DistributedLock {
 
     @Override
     public long fencingToken() {
-        return provider.fencingToken(name);
+        return provider.fencingToken(name, shared);
     }
 
     @Override
@@ -163,17 +175,18 @@ final class StoreLock implements DistributedLock {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof StoreLock other && other.provider == provider && other.name.equals(name);
+        return o instanceof StoreLock other && other.provider == provider && other.name.equals(name)
+                && other.shared == shared;
     }
 
     @Override
     public int hashCode() {
-        return System.identityHashCode(provider) * 31 + name.hashCode();
+        return (System.identityHashCode(provider) * 31 + name.hashCode()) * 31 + (shared ? 1 : 0);
     }
 
     @Override
     public String toString() {
-        return "DistributedLock{'" + name + "' on " + provider.backend() + '}';
+        return "DistributedLock{'" + name + "'" + (shared ? " (read)" : "") + " on " + provider.backend() + '}';
     }
 
     private static long saturatedNanos(Duration d) {
@@ -189,7 +202,7 @@ final class StoreLock implements DistributedLock {
 
         ThreadHandle() {
             super(StoreLock.this, StoreLock.this.provider);
-            Hold held = provider.heldByCurrentThread(name);
+            Hold held = provider.heldByCurrentThread(name, shared);
             if (held == null) {
                 StoreLock.this.fencingToken(); // the lease ended at once: throws LockLostException
                 throw new IllegalStateException("Lock '" + name + "' is not held after acquiring it");

@@ -1,6 +1,7 @@
 package io.locksmith.internal;
 
 import io.locksmith.DistributedLock;
+import io.locksmith.DistributedReadWriteLock;
 import io.locksmith.LockBackendException;
 import io.locksmith.LockInfo;
 import io.locksmith.LockHandle;
@@ -80,6 +81,10 @@ public final class StoreLockProvider<H> implements LockProvider {
     private final String ownerPrefix;
     private final AtomicLong ownerSequence = new AtomicLong();
     private final ConcurrentHashMap<String, LockEntry> entries = new ConcurrentHashMap<>();
+    /** How many entries of read holds exist: while none does, taking a write lock looks for no read hold to refuse. */
+    private final AtomicInteger readEntries = new AtomicInteger();
+    /** Numbers the entries of handle-owned read holds, each of which has one of its own. */
+    private final AtomicLong readHandles = new AtomicLong();
     private final Set<Hold> renewing = ConcurrentHashMap.newKeySet();
     private final ScheduledThreadPoolExecutor scheduler;
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -121,7 +126,19 @@ public final class StoreLockProvider<H> implements LockProvider {
     public DistributedLock getLock(String name) {
         LockNames.check(name);
         checkOpen();
-        return new StoreLock(this, name);
+        return new StoreLock(this, name, false);
+    }
+
+    @Override
+    public DistributedReadWriteLock getReadWriteLock(String name) {
+        LockNames.check(name);
+        checkOpen();
+        if (!store.supportsSharedHolds()) {
+            throw new UnsupportedOperationException("Read-write lock '" + name + "': " + store.address()
+                    + " keeps no read holds; read-write locks are available on local:// and Redis (see "
+                    + "docs/primitives.md)");
+        }
+        return new StoreReadWriteLock(new StoreLock(this, name, true), new StoreLock(this, name, false));
     }
 
     @Override
@@ -151,14 +168,15 @@ public final class StoreLockProvider<H> implements LockProvider {
      *
      * @return whether the lock was acquired (always true for a request without a wait limit)
      */
-    boolean acquire(String name, AcquireRequest request) throws InterruptedException {
+    boolean acquire(String name, boolean shared, AcquireRequest request) throws InterruptedException {
         checkOpen();
         // like ReentrantLock: an interruptible acquisition with the flag set throws, even when it would re-enter
         if (request.interruptible && Thread.interrupted()) {
             throw new InterruptedException("interrupted before acquiring lock '" + name + "' on " + store.address());
         }
         Thread me = Thread.currentThread();
-        LockEntry existing = entries.get(name);
+        String key = shared ? readKey(name, me) : name;
+        LockEntry existing = entries.get(key);
         if (existing != null) {
             Hold hold = existing.hold;
             if (hold != null && hold.owner == me) {
@@ -169,7 +187,37 @@ public final class StoreLockProvider<H> implements LockProvider {
                 leaseOver(hold, "lease of " + millis(hold.leaseNanos) + " ms ended before it was renewed");
             }
         }
-        return acquireFresh(newRun(name, request, me));
+        H ownWrite = null;
+        if (shared) {
+            ownWrite = ownWriteHold(name, me);
+        } else if (readEntries.get() > 0) {
+            refuseUpgrade(name, me);
+        }
+        return acquireFresh(newRun(key, name, shared, ownWrite, request, me));
+    }
+
+    /** The entry key of {@code thread}'s read hold of {@code name}: NUL occurs in no name, so no lock's key. */
+    private static String readKey(String name, Thread thread) {
+        return name + "\u0000r" + thread.getId();
+    }
+
+    /** The store hold of the current thread's valid write hold of {@code name}, or null: a read under it downgrades. */
+    private H ownWriteHold(String name, Thread me) {
+        LockEntry entry = entries.get(name);
+        Hold hold = entry == null ? null : entry.hold;
+        return hold != null && hold.owner == me && hold.isValid(time.nanoTime()) ? storeHold(hold) : null;
+    }
+
+    /** Refuses the write lock to a thread that holds the read lock of the same name: it would wait for itself. */
+    private void refuseUpgrade(String name, Thread me) {
+        LockEntry entry = entries.get(readKey(name, me));
+        Hold read = entry == null ? null : entry.hold;
+        if (read != null && read.owner == me && read.isHeld()) {
+            throw new IllegalMonitorStateException("Lock '" + name + "' on " + store.address() + ": thread '"
+                    + me.getName() + "' holds its read lock, and the write lock would wait for that read hold for "
+                    + "ever: upgrading is not supported; release the read lock first, or take the write lock first "
+                    + "and the read lock under it");
+        }
     }
 
     /**
@@ -186,7 +234,7 @@ public final class StoreLockProvider<H> implements LockProvider {
                     + store.address());
         }
         OwnedHandle handle = new OwnedHandle(lock, this);
-        Run run = newRun(lock.name(), request, handle);
+        Run run = newRun(handleKey(lock), lock.name(), lock.shared, null, request, handle);
         if (!acquireFresh(run)) {
             return null;
         }
@@ -194,10 +242,15 @@ public final class StoreLockProvider<H> implements LockProvider {
         return handle;
     }
 
-    private Run newRun(String name, AcquireRequest request, Object owner) {
+    /** The entry key of a new handle's hold of {@code lock}: the name, or for a read hold one of its own. */
+    private String handleKey(StoreLock lock) {
+        return lock.shared ? lock.name() + "\u0000h" + readHandles.incrementAndGet() : lock.name();
+    }
+
+    private Run newRun(String key, String name, boolean shared, H ownWrite, AcquireRequest request, Object owner) {
         ObservedAcquisition watch = observer == null ? null
                 : ObservedAcquisition.start(observer, store.address(), name, time.nanoTime());
-        return new Run(name, request, watch, owner);
+        return new Run(key, name, shared, ownWrite, request, watch, owner);
     }
 
     /** One fresh acquisition; a followed one has its outcome reported here unless it was granted. */
@@ -228,7 +281,13 @@ public final class StoreLockProvider<H> implements LockProvider {
      * current attempt run, whether it waited in the store, an interrupt parked for later).
      */
     private class Run {
+        /** The key of the run's entry: the name, or for a read hold the name and the owner. */
+        final String key;
         final String name;
+        /** Whether the run asks for a shared (read) hold. */
+        final boolean shared;
+        /** For a read run: the owner thread's own write hold of the name, which does not keep it out, or null. */
+        final H ownWrite;
         final AcquireRequest request;
         final ObservedAcquisition watch;
         /** The thread or the handle the hold will belong to. */
@@ -254,8 +313,12 @@ public final class StoreLockProvider<H> implements LockProvider {
         /** The hold, once granted and published. */
         Hold hold;
 
-        Run(String name, AcquireRequest request, ObservedAcquisition watch, Object owner) {
+        Run(String key, String name, boolean shared, H ownWrite, AcquireRequest request, ObservedAcquisition watch,
+                Object owner) {
+            this.key = key;
             this.name = name;
+            this.shared = shared;
+            this.ownWrite = ownWrite;
             this.request = request;
             this.watch = watch;
             this.owner = owner;
@@ -274,13 +337,13 @@ public final class StoreLockProvider<H> implements LockProvider {
 
         /** Starts a store run under an owner id never used before. */
         void newStoreRun() {
-            storeHold = store.newHold(name, newOwner());
+            storeHold = shared ? store.newSharedHold(name, newOwner(), ownWrite) : store.newHold(name, newOwner());
             waited = false;
         }
     }
 
     private boolean acquireUnobserved(Run run) throws InterruptedException {
-        LockEntry entry = retain(run.name);
+        LockEntry entry = retain(run.key, run.name, run.shared);
         forgetLoss(entry, run.owner);
         boolean acquired = false;
         run.interrupted = !run.request.interruptible && Thread.interrupted();
@@ -584,7 +647,7 @@ public final class StoreLockProvider<H> implements LockProvider {
         OwnedHandle handle = new OwnedHandle(lock, this);
         ObservedAcquisition watch = observer == null ? null
                 : ObservedAcquisition.start(observer, store.address(), lock.name(), time.nanoTime());
-        AsyncRun run = new AsyncRun(lock.name(), request, watch, handle);
+        AsyncRun run = new AsyncRun(handleKey(lock), lock.name(), lock.shared, request, watch, handle);
         run.start();
         return run.future;
     }
@@ -608,10 +671,11 @@ public final class StoreLockProvider<H> implements LockProvider {
         private ScheduledFuture<?> timer;
         private ScheduledFuture<?> deadlineTimer;
 
-        AsyncRun(String name, AcquireRequest request, ObservedAcquisition watch, OwnedHandle handle) {
-            super(name, request, watch, handle);
+        AsyncRun(String key, String name, boolean shared, AcquireRequest request, ObservedAcquisition watch,
+                OwnedHandle handle) {
+            super(key, name, shared, null, request, watch, handle);
             this.handle = handle;
-            this.entry = retain(name);
+            this.entry = retain(key, name, shared);
         }
 
         @Override
@@ -855,10 +919,10 @@ public final class StoreLockProvider<H> implements LockProvider {
 
     // ---------------------------------------------------------------- release
 
-    void release(String name) {
+    void release(String name, boolean shared) {
         checkOpen();
         Thread me = Thread.currentThread();
-        LockEntry entry = entries.get(name);
+        LockEntry entry = entries.get(shared ? readKey(name, me) : name);
         Hold hold = entry == null ? null : entry.hold;
         if (hold == null || hold.owner != me) {
             if (entry != null && retryUnconfirmedRelease(entry, me)) {
@@ -1284,8 +1348,8 @@ public final class StoreLockProvider<H> implements LockProvider {
     // ---------------------------------------------------------------- queries
 
     /** The current thread's valid hold of {@code name}, or null; notices an ended lease on the way. */
-    Hold heldByCurrentThread(String name) {
-        LockEntry entry = entries.get(name);
+    Hold heldByCurrentThread(String name, boolean shared) {
+        LockEntry entry = entries.get(shared ? readKey(name, Thread.currentThread()) : name);
         Hold hold = entry == null ? null : entry.hold;
         if (hold == null || hold.owner != Thread.currentThread()) {
             return null;
@@ -1297,14 +1361,14 @@ public final class StoreLockProvider<H> implements LockProvider {
         return null;
     }
 
-    long fencingToken(String name) {
+    long fencingToken(String name, boolean shared) {
         checkOpen();
-        Hold hold = heldByCurrentThread(name);
+        Hold hold = heldByCurrentThread(name, shared);
         if (hold != null) {
             return hold.token;
         }
-        LockEntry entry = entries.get(name);
         Thread me = Thread.currentThread();
+        LockEntry entry = entries.get(shared ? readKey(name, me) : name);
         Hold lost = entry == null ? null : entry.lost.get(me);
         if (lost != null) {
             throw lostException(lost);
@@ -1505,9 +1569,15 @@ public final class StoreLockProvider<H> implements LockProvider {
 
     // ---------------------------------------------------------------- entries
 
-    private LockEntry retain(String name) {
-        return entries.compute(name, (key, entry) -> {
-            LockEntry e = entry != null ? entry : new LockEntry(key);
+    private LockEntry retain(String key, String name, boolean shared) {
+        return entries.compute(key, (k, entry) -> {
+            LockEntry e = entry;
+            if (e == null) {
+                e = new LockEntry(k, name, shared);
+                if (shared) {
+                    readEntries.incrementAndGet();
+                }
+            }
             e.refs++;
             return e;
         });
@@ -1515,12 +1585,15 @@ public final class StoreLockProvider<H> implements LockProvider {
 
     private void releaseRef(LockEntry entry) {
         boolean[] removed = {false};
-        entries.computeIfPresent(entry.name, (key, current) -> {
+        entries.computeIfPresent(entry.key, (key, current) -> {
             if (current != entry) {
                 return current;
             }
             if (--current.refs == 0) {
                 removed[0] = true;
+                if (current.shared) {
+                    readEntries.decrementAndGet();
+                }
                 return null;
             }
             return current;

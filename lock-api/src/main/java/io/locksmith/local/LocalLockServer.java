@@ -38,6 +38,8 @@ public final class LocalLockServer {
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition resumed = lock.newCondition();
     private final Map<String, Hold> holds = new HashMap<>();
+    /** The shared (read) holds of each key, by owner; a key without any has no map. */
+    private final Map<String, Map<String, Hold>> readers = new HashMap<>();
     private final Map<String, Long> counters = new HashMap<>();
     private final Map<String, Claim> claims = new HashMap<>();
     private final Map<String, List<Runnable>> subscribers = new ConcurrentHashMap<>();
@@ -66,6 +68,7 @@ public final class LocalLockServer {
         try {
             down = true;
             holds.clear();
+            readers.clear();
             claims.clear();
             paused = false;
             resumed.signalAll();
@@ -111,7 +114,7 @@ public final class LocalLockServer {
         boolean released;
         lock.lock();
         try {
-            released = holds.remove(key) != null;
+            released = holds.remove(key) != null | readers.remove(key) != null;
         } finally {
             lock.unlock();
         }
@@ -125,7 +128,13 @@ public final class LocalLockServer {
         try {
             long now = System.nanoTime();
             holds.values().removeIf(h -> h.expired(now));
-            return new TreeSet<>(holds.keySet());
+            Set<String> keys = new TreeSet<>(holds.keySet());
+            for (String key : List.copyOf(readers.keySet())) {
+                if (readersLeft(key, now) >= 0) {
+                    keys.add(key);
+                }
+            }
+            return keys;
         } finally {
             lock.unlock();
         }
@@ -170,28 +179,44 @@ public final class LocalLockServer {
 
     /**
      * One attempt, with the claims of {@link io.locksmith.spi.LockStore#tryAcquire}: a busy answer claims the next
-     * turn for {@code owner} if {@code claim} and nobody else has.
+     * turn for {@code owner} if {@code claim} and nobody else has. A shared attempt ({@code shared}) is granted
+     * beside other shared holds, and beside the exclusive hold of {@code ownWrite} (a downgrade), but not past an
+     * exclusive run's claim; an exclusive attempt is busy while any shared hold lives.
      */
-    Acquisition acquire(String key, String owner, long leaseNanos, boolean claim, Duration timeout) {
+    Acquisition acquire(String key, String owner, boolean shared, String ownWrite, long leaseNanos, boolean claim,
+            Duration timeout) {
         enter(timeout);
         try {
             long now = System.nanoTime();
             Hold current = holds.get(key);
+            if (current != null && current.expired(now)) {
+                current = null;
+            }
             long issued = counters.getOrDefault(key, 0L);
             Claim turn = claims.get(key);
             if (turn != null && turn.expired(now)) {
                 claims.remove(key);
                 turn = null;
             }
+            boolean downgrade = shared && current != null && current.owner.equals(ownWrite);
+            boolean otherClaim = turn != null && !turn.owner.equals(owner);
+            long readersLeft = shared ? -1 : readersLeft(key, now);
             long left;
-            if (current != null && !current.expired(now) && !current.owner.equals(owner)) {
+            if (current != null && !current.owner.equals(owner) && !downgrade) {
                 left = Math.max(0, current.expiresAt - now);
-            } else if (turn != null && !turn.owner.equals(owner)
-                    && issued - turn.issued >= LockStore.GRANTS_PAST_A_CLAIM) {
+            } else if (readersLeft >= 0) {
+                left = readersLeft; // an exclusive attempt waits for the last reader
+            } else if (otherClaim && !downgrade && (shared ? turn.exclusive
+                    : issued - turn.issued >= LockStore.GRANTS_PAST_A_CLAIM)) {
                 left = turn.expiresAt - now; // the claimant's turn
             } else {
                 if (turn != null && turn.owner.equals(owner)) {
                     claims.remove(key);
+                }
+                if (shared) {
+                    readers.computeIfAbsent(key, k -> new HashMap<>()).put(owner, new Hold(owner, issued,
+                            now + leaseNanos));
+                    return Acquisition.acquired(issued);
                 }
                 long token = issued + 1;
                 counters.put(key, token);
@@ -199,7 +224,7 @@ public final class LocalLockServer {
                 return Acquisition.acquired(token);
             }
             if (claim && (turn == null || turn.owner.equals(owner))) {
-                claims.put(key, new Claim(owner, turn == null ? issued : turn.issued, now + leaseNanos));
+                claims.put(key, new Claim(owner, !shared, turn == null ? issued : turn.issued, now + leaseNanos));
                 return Acquisition.claimed(Duration.ofNanos(left));
             }
             return Acquisition.busy(Duration.ofNanos(left));
@@ -223,13 +248,21 @@ public final class LocalLockServer {
 
     boolean release(String key, String owner, Duration timeout) {
         boolean released;
+        boolean wakes = true;
         enter(timeout);
         try {
+            long now = System.nanoTime();
             Hold current = holds.get(key);
-            released = current != null && current.owner.equals(owner) && !current.expired(System.nanoTime());
+            released = current != null && current.owner.equals(owner) && !current.expired(now);
             if (released) {
                 holds.remove(key);
-            } else {
+            } else if (readers.containsKey(key)) {
+                Hold read = readers.get(key).remove(owner);
+                released = read != null && !read.expired(now);
+                // the last reader wakes the waiting writers; an earlier one would wake them for nothing
+                wakes = released && readersLeft(key, now) < 0;
+            }
+            if (!released) {
                 Claim turn = claims.get(key);
                 if (turn != null && turn.owner.equals(owner)) {
                     claims.remove(key); // a run that holds nothing gives up its claim
@@ -238,10 +271,31 @@ public final class LocalLockServer {
         } finally {
             lock.unlock();
         }
-        if (released) {
+        if (released && wakes) {
             publish(key);
         }
         return released;
+    }
+
+    /**
+     * The longest remaining lease of the live shared holds of {@code key}, or -1 if none lives; drops the expired
+     * ones, and the key's map once empty. Under the server lock.
+     */
+    private long readersLeft(String key, long now) {
+        Map<String, Hold> shared = readers.get(key);
+        if (shared == null) {
+            return -1;
+        }
+        shared.values().removeIf(h -> h.expired(now));
+        if (shared.isEmpty()) {
+            readers.remove(key);
+            return -1;
+        }
+        long left = 0;
+        for (Hold read : shared.values()) {
+            left = Math.max(left, read.expiresAt - now);
+        }
+        return left;
     }
 
     /** Renews the hold of {@code key} by {@code owner}; returns false if it is no longer held so. */
@@ -250,6 +304,10 @@ public final class LocalLockServer {
         try {
             long now = System.nanoTime();
             Hold current = holds.get(key);
+            if (current == null || !current.owner.equals(owner)) {
+                Map<String, Hold> shared = readers.get(key);
+                current = shared == null ? null : shared.get(owner);
+            }
             if (current != null && current.owner.equals(owner) && !current.expired(now)) {
                 current.expiresAt = now + leaseNanos;
                 return true;
@@ -263,8 +321,9 @@ public final class LocalLockServer {
     boolean isLocked(String key, Duration timeout) {
         enter(timeout);
         try {
+            long now = System.nanoTime();
             Hold current = holds.get(key);
-            return current != null && !current.expired(System.nanoTime());
+            return current != null && !current.expired(now) || readersLeft(key, now) >= 0;
         } finally {
             lock.unlock();
         }
@@ -275,6 +334,12 @@ public final class LocalLockServer {
         try {
             long now = System.nanoTime();
             Hold current = holds.get(key);
+            if ((current == null || current.expired(now)) && readersLeft(key, now) >= 0) {
+                Map<String, Hold> shared = readers.get(key);
+                Instant since = shared.values().stream().map(h -> h.acquiredAt).min(Instant::compareTo).orElseThrow();
+                return LockInfo.held(name, "readers " + String.join(", ", new TreeSet<>(shared.keySet())), since,
+                        Duration.ofNanos(readersLeft(key, now)), counters.getOrDefault(key, 0L));
+            }
             if (current == null || current.expired(now)) {
                 return LockInfo.free(name, counters.get(key));
             }
@@ -289,8 +354,11 @@ public final class LocalLockServer {
         boolean released;
         enter(timeout);
         try {
+            long now = System.nanoTime();
             Hold current = holds.remove(key);
-            released = current != null && !current.expired(System.nanoTime());
+            boolean written = current != null && !current.expired(now);
+            released = readersLeft(key, now) >= 0 || written;
+            readers.remove(key);
         } finally {
             lock.unlock();
         }
@@ -360,8 +428,11 @@ public final class LocalLockServer {
                 + " ms (waited " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) + " ms)");
     }
 
-    /** A waiting run's claim to the next turn: who, the tokens issued when it claimed, and when it lapses. */
-    private record Claim(String owner, long issued, long expiresAt) {
+    /**
+     * A waiting run's claim to the next turn: who, whether it waits for an exclusive hold (then readers do not pass
+     * it), the tokens issued when it claimed, and when it lapses.
+     */
+    private record Claim(String owner, boolean exclusive, long issued, long expiresAt) {
         boolean expired(long now) {
             return now - expiresAt >= 0;
         }

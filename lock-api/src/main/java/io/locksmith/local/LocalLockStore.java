@@ -30,12 +30,23 @@ final class LocalLockStore implements LockStore<LocalLockStore.LocalHold> {
 
     @Override
     public LocalHold newHold(String name, String owner) {
-        return new LocalHold(key(name), owner);
+        return new LocalHold(key(name), owner, false, null);
+    }
+
+    @Override
+    public boolean supportsSharedHolds() {
+        return true;
+    }
+
+    @Override
+    public LocalHold newSharedHold(String name, String owner, LocalHold ownWrite) {
+        return new LocalHold(key(name), owner, true, ownWrite == null ? null : ownWrite.owner);
     }
 
     @Override
     public Acquisition tryAcquire(LocalHold hold, Duration lease, Duration wait, Runnable wakeUp) {
-        return server.acquire(hold.key, hold.owner, lease.toNanos(), wakeUp != null, timeout);
+        return server.acquire(hold.key, hold.owner, hold.shared, hold.ownWrite, lease.toNanos(), wakeUp != null,
+                timeout);
     }
 
     @Override
@@ -88,7 +99,10 @@ final class LocalLockStore implements LockStore<LocalLockStore.LocalHold> {
         return LocalLockServer.key(namespace, name);
     }
 
-    /** One acquisition run: the server key and the run's owner id. */
-    record LocalHold(String key, String owner) {
+    /**
+     * One acquisition run: the server key, the run's owner id, whether it asks for a shared hold, and the owner
+     * of the exclusive hold it may be granted beside (a downgrade), or null.
+     */
+    record LocalHold(String key, String owner, boolean shared, String ownWrite) {
     }
 }

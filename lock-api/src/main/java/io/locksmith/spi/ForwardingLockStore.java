@@ -37,6 +37,16 @@ public class ForwardingLockStore<H> implements LockStore<H> {
     }
 
     @Override
+    public boolean supportsSharedHolds() {
+        return delegate.supportsSharedHolds();
+    }
+
+    @Override
+    public H newSharedHold(String name, String owner, H ownWrite) {
+        return delegate.newSharedHold(name, owner, ownWrite);
+    }
+
+    @Override
     public Acquisition tryAcquire(H hold, Duration lease, Duration wait, Runnable wakeUp) {
         return delegate.tryAcquire(hold, lease, wait, wakeUp);
     }

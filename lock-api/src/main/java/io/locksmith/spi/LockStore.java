@@ -24,8 +24,8 @@ import java.util.List;
  * arrives late (a release retried after its answer was lost, an attempt the server ran after the client gave up
  * on it) can only ever act on the hold it was made for. Owner ids are at most 64 ASCII characters, letters,
  * digits and dots. Names arrive already checked against {@link io.locksmith.LockNames}; the store maps them
- * injectively to keys inside its namespace. The machinery guarantees that at most one run of a provider holds or
- * attempts a given name at a time.
+ * injectively to keys inside its namespace. The machinery guarantees that at most one exclusive run of a provider
+ * holds or attempts a given name at a time (shared runs, {@link #newSharedHold}, are one per reading owner).
  *
  * <p><b>Failures.</b> A call that fails with {@link io.locksmith.LockBackendException} may still have been applied
  * (its answer was lost). After a failed {@link #tryAcquire} the machinery never uses that hold for another
@@ -59,6 +59,38 @@ public interface LockStore<H> extends AutoCloseable {
      * passed to every later call about the run.
      */
     H newHold(String name, String owner);
+
+    /**
+     * Whether this store keeps shared (read) holds, so that {@link #newSharedHold} works and the provider offers
+     * {@link io.locksmith.LockProvider#getReadWriteLock read-write locks}. Default: false.
+     */
+    default boolean supportsSharedHolds() {
+        return false;
+    }
+
+    /**
+     * The store's record of a new run for a <em>shared</em> (read) hold of {@code name} by {@code owner}; no I/O.
+     * Holds from {@link #newHold} are exclusive (write) holds of the same lock: a name is held by one exclusive
+     * hold, or by any number of shared holds, never by both (but for a downgrade, below). Every other method takes
+     * shared holds as it takes exclusive ones, with these differences:
+     * <ul>
+     * <li>{@link #tryAcquire} grants a shared hold when no exclusive hold is kept (other than {@code ownWrite})
+     *     and no other run's live claim to the next turn was made by an exclusive run, so that new readers do not
+     *     pass a waiting writer; it answers {@link Acquisition#acquired(long)} with the fencing token of the
+     *     latest exclusive grant (0 if none), without issuing a new one. A busy answer claims the next turn as for
+     *     an exclusive run, and an exclusive attempt is busy while any shared hold is kept, its remaining lease
+     *     being the longest of the shared holds'.</li>
+     * <li>{@link #release} of the last shared hold wakes waiters as the release of an exclusive hold does.</li>
+     * <li>{@link #isLocked}, {@link #inspect} and {@link #forceRelease} see and free holds of both kinds.</li>
+     * </ul>
+     *
+     * @param ownWrite the caller's own exclusive hold of the same name, which does not keep this run out (a
+     *     downgrade: the holder of the write lock takes the read lock), or null
+     * @throws UnsupportedOperationException if the store keeps no shared holds (the default)
+     */
+    default H newSharedHold(String name, String owner, H ownWrite) {
+        throw new UnsupportedOperationException(address() + " keeps no shared (read) holds");
+    }
 
     /**
      * Makes one attempt to take the lock for {@code hold} with the given lease.

@@ -82,6 +82,12 @@ abstract class JdbcContract extends LockProviderContract {
         throw new IllegalStateException("no provider of this test holds '" + name + "' in " + namespace);
     }
 
+    /** Read holds are not built for this backend yet (docs/primitives.md): the kit checks the clear refusal. */
+    @Override
+    protected boolean supportsReadWriteLocks() {
+        return false;
+    }
+
     @Override
     protected long storeOperationCount() {
         return TrackedDataSource.ROUND_TRIPS.get();

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.DynamicContainer.dynamicContainer;
 import static org.junit.jupiter.api.DynamicTest.dynamicTest;
 
 import io.locksmith.DistributedLock;
+import io.locksmith.DistributedReadWriteLock;
 import io.locksmith.DistributedSemaphore;
 import io.locksmith.Leadership;
 import io.locksmith.LeadershipListener;
@@ -156,6 +157,15 @@ public abstract class LockProviderContract {
      * container, through another driver, with FIFO fairness) may return false to keep the build short.
      */
     protected boolean runsPrimitives() {
+        return true;
+    }
+
+    /**
+     * Whether the backend keeps read holds, so that {@link LockProvider#getReadWriteLock} works; default true. A
+     * backend that does not returns false, and the group "read-write locks" then checks that it refuses them
+     * clearly.
+     */
+    protected boolean supportsReadWriteLocks() {
         return true;
     }
 
@@ -2312,6 +2322,395 @@ public abstract class LockProviderContract {
             assertThatThrownBy(() -> semaphore.tryAcquire(Duration.ofMillis(-1)))
                     .isInstanceOf(IllegalArgumentException.class);
             assertThatThrownBy(() -> semaphore.tryAcquire(null)).isInstanceOf(NullPointerException.class);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------------
+    // Read-write locks
+    // ------------------------------------------------------------------------------------------------------
+
+    /**
+     * {@link LockProvider#getReadWriteLock}: many readers or one writer across providers, reentrant, a waiting
+     * writer not passed by new readers, downgrade allowed and upgrade refused, fencing, handles, loss. A backend
+     * that keeps no read holds ({@link #supportsReadWriteLocks()} false) is checked for a clear refusal instead.
+     */
+    @Nested
+    @DisplayName("read-write locks")
+    public class ReadWriteLocks {
+
+        @TestFactory
+        @DisplayName("every read-write lock test")
+        Stream<DynamicTest> tests() {
+            if (!supportsReadWriteLocks()) {
+                return Stream.of(primitiveTest(this::refusedClearly,
+                        "this backend keeps no read holds: getReadWriteLock is refused with an "
+                        + "UnsupportedOperationException naming the backend"));
+            }
+            return Stream.of(
+                    primitiveTest(this::readersShareWritersExclude,
+                            "readers of two providers hold the lock at once; a writer cannot take it while one "
+                            + "of them reads, readers cannot while somebody writes, and the free lock goes to "
+                            + "either"),
+                    primitiveTest(this::historyUnderContention,
+                            "three providers with two threads each, reading and writing 90 times in all: a writer "
+                            + "overlaps nobody, readers overlap only readers, write tokens grow and every read "
+                            + "carries the last write's token"),
+                    primitiveTest(this::reentrantWithoutRoundTrips,
+                            "both sides are reentrant for the holding thread without a round trip, and another "
+                            + "thread of the same provider reads beside it"),
+                    primitiveTest(this::waitingWriterIsNotPassedByNewReaders,
+                            "once a writer waits for the readers to leave, new readers of every provider wait "
+                            + "behind it, and get the lock after it"),
+                    primitiveTest(this::downgrade,
+                            "downgrade: the writer takes the read lock, releases the write lock and keeps reading "
+                            + "beside other readers, with the write's token"),
+                    primitiveTest(this::upgradeIsRefused,
+                            "upgrade: asking for the write lock while holding the read lock is refused with an "
+                            + "IllegalMonitorStateException, and the read hold stays"),
+                    primitiveTest(this::writeLockIsTheLock,
+                            "the write lock is getLock(name): they exclude each other and share the fencing "
+                            + "counter"),
+                    primitiveTest(this::readHandles,
+                            "read handles: two asynchronous read holds of one provider at once, each closed from "
+                            + "another thread, then a writer gets the lock"),
+                    primitiveTest(this::interruptLeavesNothingHeld,
+                            "an interrupt while a reader waits for a writer ends it with InterruptedException; "
+                            + "nothing stays held"),
+                    primitiveTest(this::lostReadHoldIsReported,
+                            "a read hold freed in the store is reported lost: the listener, isHeldByCurrentThread, "
+                            + "unlock() and the handle say so, and the lock can be taken again"),
+                    primitiveTest(this::badInput,
+                            "a null, empty or bad name is refused; unlock() by a thread that does not read throws "
+                            + "IllegalMonitorStateException; conditions are unsupported"));
+        }
+
+        private void refusedClearly() {
+            LockProvider provider = open();
+            assertThatThrownBy(() -> provider.getReadWriteLock("rw"))
+                    .isInstanceOf(UnsupportedOperationException.class)
+                    .hasMessageContaining(provider.backend());
+        }
+
+        private void readersShareWritersExclude() throws Exception {
+            DistributedReadWriteLock first = open().getReadWriteLock("rw-share");
+            DistributedReadWriteLock second = open().getReadWriteLock("rw-share");
+            DistributedReadWriteLock third = open().getReadWriteLock("rw-share");
+            Actor reader = actor("second reader");
+            Actor writer = actor("writer");
+            assertThat(first.readLock().tryLock()).as("first provider's read tryLock() on a free lock").isTrue();
+            assertThat(reader.<Boolean>call(opBound(), () -> second.readLock().tryLock()))
+                    .as("second provider's read tryLock() beside a reader").isTrue();
+            assertThat(writer.<Boolean>call(opBound(), () -> third.writeLock().tryLock()))
+                    .as("third provider's write tryLock() while two read").isFalse();
+            assertThat(first.writeLock().isLocked()).as("isLocked() while only readers hold it").isTrue();
+            first.readLock().unlock();
+            assertThat(writer.<Boolean>call(opBound(), () -> third.writeLock().tryLock()))
+                    .as("write tryLock() while one reader is left").isFalse();
+            reader.run(opBound(), () -> second.readLock().unlock());
+            assertThat(writer.<Boolean>call(opBound(), () -> third.writeLock().tryLock()))
+                    .as("write tryLock() after the readers left").isTrue();
+            assertThat(first.readLock().tryLock()).as("read tryLock() while somebody writes").isFalse();
+            assertThat(reader.<Boolean>call(waitBound(Duration.ofMillis(200)),
+                    () -> second.readLock().tryLock(200, TimeUnit.MILLISECONDS)))
+                    .as("read tryLock(200 ms) while somebody writes").isFalse();
+            Future<Boolean> waiting = reader.submit(() -> {
+                second.readLock().lock();
+                second.readLock().unlock();
+                return true;
+            });
+            writer.run(opBound(), () -> third.writeLock().unlock());
+            assertThat(await(waiting, waitBound(Duration.ZERO), "a waiting reader's lock() after the write"))
+                    .isTrue();
+            assertThat(first.readLock().isLocked()).as("isLocked() after everybody left").isFalse();
+        }
+
+        private void historyUnderContention() throws Exception {
+            AtomicInteger readers = new AtomicInteger();
+            AtomicInteger writers = new AtomicInteger();
+            AtomicInteger rounds = new AtomicInteger();
+            AtomicReference<Long> lastWrite = new AtomicReference<>(-1L);
+            List<String> violations = new CopyOnWriteArrayList<>();
+            int total = 90;
+            List<Future<Object>> workers = new ArrayList<>();
+            for (int p = 0; p < 3; p++) {
+                DistributedReadWriteLock rw = open().getReadWriteLock("rw-history");
+                for (int t = 0; t < 2; t++) {
+                    workers.add(actor("worker-" + p + "-" + t).submit(() -> {
+                        for (int round = rounds.getAndIncrement(); round < total; round = rounds.getAndIncrement()) {
+                            if (round % 3 == 0) {
+                                rw.writeLock().lock();
+                                try {
+                                    long token = rw.writeLock().fencingToken();
+                                    if (writers.incrementAndGet() != 1 || readers.get() != 0) {
+                                        violations.add("round " + round + ": a writer beside " + (writers.get() - 1)
+                                                + " writer(s) and " + readers.get() + " reader(s)");
+                                    }
+                                    long before = lastWrite.getAndSet(token);
+                                    if (token <= before) {
+                                        violations.add("round " + round + ": write token " + token
+                                                + " not greater than the previous write's " + before);
+                                    }
+                                    Thread.yield();
+                                    writers.decrementAndGet();
+                                } finally {
+                                    rw.writeLock().unlock();
+                                }
+                            } else {
+                                rw.readLock().lock();
+                                try {
+                                    readers.incrementAndGet();
+                                    if (writers.get() != 0) {
+                                        violations.add("round " + round + ": a reader beside a writer");
+                                    }
+                                    long token = rw.readLock().fencingToken();
+                                    long written = lastWrite.get();
+                                    if (written >= 0 && token != written) {
+                                        violations.add("round " + round + ": read token " + token
+                                                + ", but the last write's was " + written);
+                                    }
+                                    Thread.yield();
+                                    readers.decrementAndGet();
+                                } finally {
+                                    rw.readLock().unlock();
+                                }
+                            }
+                        }
+                        return null;
+                    }));
+                }
+            }
+            for (Future<Object> worker : workers) {
+                await(worker, waitBound(Duration.ZERO).multipliedBy(total), "a worker's rounds");
+            }
+            assertThat(violations).as("violations of the read-write rules").isEmpty();
+            assertThat(lastWrite.get()).as("the last write's token").isGreaterThan(0);
+        }
+
+        private void reentrantWithoutRoundTrips() throws Exception {
+            LockProvider provider = open();
+            DistributedReadWriteLock rw = provider.getReadWriteLock("rw-reentrant");
+            DistributedLock read = rw.readLock();
+            read.lock();
+            long before = storeOperationCount();
+            read.lock();
+            assertThat(read.tryLock()).isTrue();
+            assertThat(storeOperationCount()).as("store operations for two read re-entries").isEqualTo(before);
+            assertThat(read.getHoldCount()).isEqualTo(3);
+            assertThat(rw.writeLock().getHoldCount()).as("write hold count of a reader").isZero();
+            Actor sibling = actor("sibling reader");
+            assertThat(sibling.<Boolean>call(opBound(), () -> {
+                boolean got = read.tryLock();
+                boolean mine = read.isHeldByCurrentThread() && read.getHoldCount() == 1;
+                if (got) {
+                    read.unlock();
+                }
+                return got && mine;
+            })).as("a sibling thread's read tryLock() beside the reader, its own hold of count 1").isTrue();
+            read.unlock();
+            read.unlock();
+            assertThat(read.isHeldByCurrentThread()).isTrue();
+            read.unlock();
+            assertThat(read.isHeldByCurrentThread()).isFalse();
+            assertThatThrownBy(read::unlock).isInstanceOf(IllegalMonitorStateException.class);
+            DistributedLock write = rw.writeLock();
+            write.lock();
+            before = storeOperationCount();
+            write.lock();
+            assertThat(storeOperationCount()).as("store operations for a write re-entry").isEqualTo(before);
+            assertThat(write.getHoldCount()).isEqualTo(2);
+            write.unlock();
+            write.unlock();
+            assertThat(write.isHeldByCurrentThread()).isFalse();
+        }
+
+        private void waitingWriterIsNotPassedByNewReaders() throws Exception {
+            DistributedReadWriteLock holder = open().getReadWriteLock("rw-writer-first");
+            AtomicBoolean writerWaits = new AtomicBoolean();
+            DistributedReadWriteLock writerSide = open(b -> b.storeWrapper(store -> noteBusy(store, writerWaits)))
+                    .getReadWriteLock("rw-writer-first");
+            DistributedReadWriteLock late = open().getReadWriteLock("rw-writer-first");
+            holder.readLock().lock();
+            Actor writer = actor("writer");
+            CountDownLatch inside = new CountDownLatch(1);
+            CountDownLatch leave = new CountDownLatch(1);
+            Future<Long> wrote = writer.submit(() -> {
+                writerSide.writeLock().lock();
+                try {
+                    inside.countDown();
+                    leave.await();
+                    return writerSide.writeLock().fencingToken();
+                } finally {
+                    writerSide.writeLock().unlock();
+                }
+            });
+            assertThat(eventually(opBound(), writerWaits::get)).as("the writer's first attempt was answered busy")
+                    .isTrue();
+            Actor newcomer = actor("new reader");
+            assertThat(newcomer.<Boolean>call(opBound(), () -> late.readLock().tryLock()))
+                    .as("a new reader's tryLock() while a writer waits for the old reader").isFalse();
+            assertThat(holder.readLock().tryLock()).as("the old reader's own re-entry").isTrue();
+            holder.readLock().unlock();
+            Future<Long> read = newcomer.submit(() -> {
+                late.readLock().lock();
+                try {
+                    return late.readLock().fencingToken();
+                } finally {
+                    late.readLock().unlock();
+                }
+            });
+            holder.readLock().unlock();
+            assertThat(inside.await(waitBound(Duration.ZERO).toNanos(), TimeUnit.NANOSECONDS))
+                    .as("the writer got the lock when the old reader left").isTrue();
+            Thread.sleep(100);
+            assertThat(read.isDone()).as("the new reader got the lock while the writer held it").isFalse();
+            leave.countDown();
+            long written = await(wrote, waitBound(Duration.ZERO), "the writer's turn");
+            assertThat(await(read, waitBound(Duration.ZERO), "the new reader's lock() after the write"))
+                    .as("the new reader's token").isEqualTo(written);
+        }
+
+        private void downgrade() throws Exception {
+            DistributedReadWriteLock rw = open().getReadWriteLock("rw-downgrade");
+            DistributedReadWriteLock other = open().getReadWriteLock("rw-downgrade");
+            rw.writeLock().lock();
+            long written = rw.writeLock().fencingToken();
+            assertThat(rw.readLock().tryLock()).as("the writer's read tryLock()").isTrue();
+            assertThat(rw.readLock().fencingToken()).as("the read token under the write").isEqualTo(written);
+            Actor reader = actor("other reader");
+            assertThat(reader.<Boolean>call(opBound(), () -> other.readLock().tryLock()))
+                    .as("another provider's read tryLock() while the downgrading thread still writes").isFalse();
+            rw.writeLock().unlock();
+            assertThat(rw.readLock().isHeldByCurrentThread()).as("still reading after the write unlock").isTrue();
+            assertThat(rw.writeLock().isHeldByCurrentThread()).isFalse();
+            assertThat(reader.<Boolean>call(opBound(), () -> other.readLock().tryLock()))
+                    .as("another provider's read tryLock() after the downgrade").isTrue();
+            assertThat(actor("writer").<Boolean>call(opBound(), () -> other.writeLock().tryLock()))
+                    .as("a write tryLock() while the downgraded thread reads").isFalse();
+            reader.run(opBound(), () -> other.readLock().unlock());
+            rw.readLock().unlock();
+            assertThat(rw.writeLock().isLocked()).as("isLocked() after the downgraded read ended").isFalse();
+        }
+
+        private void upgradeIsRefused() throws Exception {
+            DistributedReadWriteLock rw = open().getReadWriteLock("rw-upgrade");
+            rw.readLock().lock();
+            assertThatThrownBy(() -> rw.writeLock().lock()).isInstanceOf(IllegalMonitorStateException.class)
+                    .hasMessageContaining("rw-upgrade").hasMessageContaining("read lock");
+            assertThatThrownBy(() -> rw.writeLock().tryLock()).isInstanceOf(IllegalMonitorStateException.class);
+            assertThatThrownBy(() -> rw.writeLock().tryLock(1, TimeUnit.SECONDS))
+                    .isInstanceOf(IllegalMonitorStateException.class);
+            assertThat(rw.readLock().isHeldByCurrentThread()).as("the read hold after the refused upgrades")
+                    .isTrue();
+            rw.readLock().unlock();
+            assertThat(rw.writeLock().tryLock()).as("write tryLock() once the read lock is released").isTrue();
+            rw.writeLock().unlock();
+        }
+
+        private void writeLockIsTheLock() throws Exception {
+            LockProvider provider = open();
+            DistributedLock plain = open().getLock("rw-same");
+            DistributedReadWriteLock rw = provider.getReadWriteLock("rw-same");
+            assertThat(plain.tryLock()).isTrue();
+            long first = plain.fencingToken();
+            assertThat(actor("writer").<Boolean>call(opBound(), () -> rw.writeLock().tryLock()))
+                    .as("write tryLock() while getLock(name) is held").isFalse();
+            assertThat(rw.readLock().tryLock()).as("read tryLock() while getLock(name) is held").isFalse();
+            plain.unlock();
+            assertThat(rw.writeLock().tryLock()).isTrue();
+            long second = rw.writeLock().fencingToken();
+            assertThat(second).as("the write lock's token after the plain lock's").isGreaterThan(first);
+            rw.writeLock().unlock();
+            assertThat(rw.readLock().tryLock()).isTrue();
+            assertThat(rw.readLock().fencingToken()).as("a read token: the last write's").isEqualTo(second);
+            assertThat(actor("plain").<Boolean>call(opBound(), plain::tryLock))
+                    .as("getLock(name).tryLock() while somebody reads").isFalse();
+            rw.readLock().unlock();
+            assertThat(provider.getReadWriteLock("rw-same")).isEqualTo(rw);
+        }
+
+        private void readHandles() throws Exception {
+            LockProvider provider = open();
+            DistributedReadWriteLock rw = provider.getReadWriteLock("rw-handles");
+            LockHandle one = await(rw.readLock().acquireAsync(), opBound(), "first read acquireAsync()");
+            LockHandle two = await(rw.readLock().tryAcquireAsync(Duration.ofSeconds(1)), waitBound(Duration.ZERO),
+                    "second read tryAcquireAsync()");
+            assertThat(one.isValid() && two.isValid()).as("both read handles valid at once").isTrue();
+            assertThat(rw.readLock().isHeldByCurrentThread()).as("a handle's read is not the thread's").isFalse();
+            DistributedReadWriteLock other = open().getReadWriteLock("rw-handles");
+            Actor writer = actor("writer");
+            assertThat(writer.<Boolean>call(opBound(), () -> other.writeLock().tryLock()))
+                    .as("write tryLock() while two read handles are open").isFalse();
+            Actor closer = actor("closer");
+            closer.run(opBound(), one::close);
+            assertThat(writer.<Boolean>call(opBound(), () -> other.writeLock().tryLock()))
+                    .as("write tryLock() while one read handle is open").isFalse();
+            closer.run(opBound(), two::close);
+            assertThat(writer.<Boolean>call(opBound(), () -> other.writeLock().tryLock()))
+                    .as("write tryLock() after both read handles were closed").isTrue();
+            writer.run(opBound(), () -> other.writeLock().unlock());
+            try (LockHandle sync = rw.readLock().acquire()) {
+                assertThat(sync.fencingToken()).isEqualTo(rw.readLock().fencingToken());
+            }
+            assertThat(rw.readLock().isHeldByCurrentThread()).isFalse();
+        }
+
+        private void interruptLeavesNothingHeld() throws Exception {
+            DistributedReadWriteLock writerSide = open().getReadWriteLock("rw-interrupt");
+            DistributedReadWriteLock readerSide = open().getReadWriteLock("rw-interrupt");
+            writerSide.writeLock().lock();
+            Actor reader = actor("reader");
+            CountDownLatch entering = new CountDownLatch(1);
+            Future<Boolean> waited = reader.submit(() -> {
+                entering.countDown();
+                try {
+                    readerSide.readLock().lockInterruptibly();
+                    readerSide.readLock().unlock();
+                    return false;
+                } catch (InterruptedException expected) {
+                    return !readerSide.readLock().isHeldByCurrentThread();
+                }
+            });
+            entering.await();
+            reader.awaitWaiting(Duration.ofSeconds(1));
+            reader.interrupt();
+            assertThat(await(waited, opBound(), "lockInterruptibly() of the read lock after an interrupt"))
+                    .as("InterruptedException, and no read hold").isTrue();
+            writerSide.writeLock().unlock();
+            assertThat(writerSide.writeLock().tryLock()).as("write tryLock() after the interrupted reader")
+                    .isTrue();
+            writerSide.writeLock().unlock();
+        }
+
+        private void lostReadHoldIsReported() throws Exception {
+            LockProvider provider = open();
+            DistributedReadWriteLock rw = provider.getReadWriteLock("rw-lost");
+            LockHandle handle = rw.readLock().acquire();
+            CompletableFuture<LockLostException> lost = handle.whenLost();
+            assertThat(open().forceRelease("rw-lost")).as("forceRelease() of a read lock").isTrue();
+            await(lost, lossBound(provider), "whenLost() of the freed read hold");
+            assertThat(eventually(opBound(), () -> losses(provider).count("rw-lost") == 1))
+                    .as("the listener told once of the lost read hold: %s", losses(provider).all()).isTrue();
+            assertThat(rw.readLock().isHeldByCurrentThread()).isFalse();
+            assertThatThrownBy(rw.readLock()::unlock).isInstanceOf(LockLostException.class);
+            assertThatThrownBy(handle::close).isInstanceOf(IllegalMonitorStateException.class);
+            DistributedLock write = open().getReadWriteLock("rw-lost").writeLock();
+            assertThat(write.tryLock()).as("write tryLock() after the read hold was freed").isTrue();
+            write.unlock();
+        }
+
+        private void badInput() {
+            LockProvider provider = open();
+            assertThatThrownBy(() -> provider.getReadWriteLock(null)).isInstanceOf(NullPointerException.class);
+            assertThatThrownBy(() -> provider.getReadWriteLock("")).isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> provider.getReadWriteLock("a\u0001b")).isInstanceOf(IllegalArgumentException.class);
+            DistributedReadWriteLock rw = provider.getReadWriteLock("rw-bad");
+            assertThat(rw.name()).isEqualTo("rw-bad");
+            assertThatThrownBy(rw.readLock()::unlock).isInstanceOf(IllegalMonitorStateException.class)
+                    .hasMessageContaining("rw-bad");
+            assertThatThrownBy(rw.readLock()::fencingToken).isInstanceOf(IllegalMonitorStateException.class);
+            assertThatThrownBy(rw.readLock()::newCondition).isInstanceOf(UnsupportedOperationException.class);
+            assertThatThrownBy(() -> rw.readLock().tryLock(Duration.ZERO, Duration.ZERO))
+                    .isInstanceOf(IllegalArgumentException.class);
         }
     }
 

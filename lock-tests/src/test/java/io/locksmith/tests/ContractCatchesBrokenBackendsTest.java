@@ -6,6 +6,7 @@ import static org.junit.platform.engine.discovery.DiscoverySelectors.selectNeste
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import org.assertj.core.api.Condition;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.platform.engine.TestExecutionResult;
@@ -72,6 +73,27 @@ class ContractCatchesBrokenBackendsTest {
                         + "the newer hold",
                 why -> assertThat(why).contains("after the earlier hold's release arrived late"));
         assertThat(run.succeeded()).as("the other call-fault tests still pass").isPositive();
+    }
+
+    @Test
+    @DisplayName("a store whose readers and writers never meet fails the read-write group")
+    void readersIgnoringWritersAreCaught() {
+        GroupRun run = run(ReadersIgnoreWritersMutant.class, LockProviderContract.ReadWriteLocks.class);
+        assertThat(run.failures()).as("failures of %s", run).hasKeySatisfying(new Condition<>(
+                test -> test.startsWith("tests/three providers with two threads each"), "the history test"));
+        assertThat(run.failures()).as("failures of %s", run).hasKeySatisfying(new Condition<>(
+                test -> test.startsWith("tests/readers of two providers"), "the sharing test"));
+    }
+
+    @Test
+    @DisplayName("a store whose waiting writers never claim their turn fails the read-write group's writer test")
+    void writersPassedByReadersAreCaught() {
+        GroupRun run = run(WriterNeverClaimsMutant.class, LockProviderContract.ReadWriteLocks.class);
+        assertThat(run.failures()).as("failures of %s", run).hasEntrySatisfying(
+                "tests/once a writer waits for the readers to leave, new readers of every provider wait behind it, "
+                        + "and get the lock after it",
+                why -> assertThat(why).contains("a new reader's tryLock() while a writer waits"));
+        assertThat(run.succeeded()).as("the other read-write tests still pass").isPositive();
     }
 
     @Test
