@@ -79,12 +79,6 @@ class RedisClusterContractTest extends LockProviderContract {
                 .build();
     }
 
-    /** Read holds are not built for this backend yet (docs/primitives.md): the kit checks the clear refusal. */
-    @Override
-    protected boolean supportsReadWriteLocks() {
-        return false;
-    }
-
     @Override
     protected long storeOperationCount() {
         return cluster.admins.stream().mapToLong(RedisAdmin::commandsExceptInfo).sum();

@@ -61,12 +61,6 @@ abstract class RedisServerContract extends LockProviderContract {
         return LockProvider.open(server().uri(), options);
     }
 
-    /** Read holds are not built for this backend yet (docs/primitives.md): the kit checks the clear refusal. */
-    @Override
-    protected boolean supportsReadWriteLocks() {
-        return false;
-    }
-
     @Override
     protected long storeOperationCount() {
         return admin().commandsExceptInfo();

@@ -2373,6 +2373,9 @@ public abstract class LockProviderContract {
                     primitiveTest(this::readHandles,
                             "read handles: two asynchronous read holds of one provider at once, each closed from "
                             + "another thread, then a writer gets the lock"),
+                    primitiveTest(this::readLeasesAreTheirOwn,
+                            "each read hold has its own lease: one that ends unreleased does not outlive it "
+                            + "because another reader renews its own, nor is cut short by another's release"),
                     primitiveTest(this::interruptLeavesNothingHeld,
                             "an interrupt while a reader waits for a writer ends it with InterruptedException; "
                             + "nothing stays held"),
@@ -2652,6 +2655,32 @@ public abstract class LockProviderContract {
                 assertThat(sync.fencingToken()).isEqualTo(rw.readLock().fencingToken());
             }
             assertThat(rw.readLock().isHeldByCurrentThread()).isFalse();
+        }
+
+        private void readLeasesAreTheirOwn() throws Exception {
+            DistributedReadWriteLock shortLived = open().getReadWriteLock("rw-leases");
+            LockProvider renewing = open();
+            DistributedReadWriteLock renewed = renewing.getReadWriteLock("rw-leases");
+            DistributedReadWriteLock longLived = open().getReadWriteLock("rw-leases");
+            DistributedReadWriteLock writer = open().getReadWriteLock("rw-leases");
+            Actor renewer = actor("renewed reader");
+            Actor other = actor("long reader");
+            Actor writing = actor("writer");
+            Duration lease = Duration.ofMillis(400);
+            assertThat(shortLived.readLock().tryLock(Duration.ZERO, lease)).as("a read with a 400 ms lease").isTrue();
+            renewer.run(opBound(), () -> renewed.readLock().lock());
+            // past the short lease, and past several renewals of the other reader
+            Thread.sleep(lease.toMillis() + 2 * renewInterval(renewing).toMillis());
+            assertThat(other.<Boolean>call(opBound(), () -> longLived.readLock().tryLock(Duration.ZERO,
+                    Duration.ofMinutes(1)))).as("a read with a one-minute lease").isTrue();
+            renewer.run(opBound(), () -> renewed.readLock().unlock());
+            assertThat(writing.<Boolean>call(opBound(), () -> writer.writeLock().tryLock()))
+                    .as("write tryLock() while the one-minute read holds, after the renewed reader left").isFalse();
+            other.run(opBound(), () -> longLived.readLock().unlock());
+            assertThat(writing.<Boolean>call(opBound(), () -> writer.writeLock().tryLock()))
+                    .as("write tryLock() once only the read whose 400 ms lease ended is left").isTrue();
+            writing.run(opBound(), () -> writer.writeLock().unlock());
+            assertThat(shortLived.readLock().isHeldByCurrentThread()).as("the read whose lease ended").isFalse();
         }
 
         private void interruptLeavesNothingHeld() throws Exception {

@@ -36,10 +36,25 @@ public final class RedisHold implements RedisNodeStore.Hold {
      * until then (see {@link RedisScripts#ACQUIRE}). Written by the run's attempts, which never overlap.
      */
     volatile long ticket = -1;
+    /** Whether the run takes a read hold ({@link RedisScripts#READ_ACQUIRE}). */
+    final boolean shared;
+    /** For a read run: the owner of the caller's own write hold, which does not keep it out (a downgrade), or empty. */
+    final byte[] ownWriteArg;
+    /**
+     * Whether read holds may have been taken under this write hold (a downgrade), so that its release must leave
+     * them in place ({@link RedisScripts#READ_RELEASE}).
+     */
+    volatile boolean downgraded;
 
     RedisHold(RedisKeys keys, String name, String owner) {
+        this(keys, name, owner, false, null);
+    }
+
+    RedisHold(RedisKeys keys, String name, String owner, boolean shared, RedisHold ownWrite) {
         this.name = name;
         this.owner = owner;
+        this.shared = shared;
+        this.ownWriteArg = ownWrite == null ? new byte[0] : ownWrite.ownerArg;
         this.lock = keys.lock(name);
         this.lockKey = bytes(lock);
         this.cancelledKey = bytes(RedisKeys.cancelledOf(lock));
@@ -70,6 +85,6 @@ public final class RedisHold implements RedisNodeStore.Hold {
 
     @Override
     public String toString() {
-        return "RedisHold{" + name + ", owner=" + owner + ", attempt=" + attempt + '}';
+        return "RedisHold{" + name + (shared ? " (read)" : "") + ", owner=" + owner + ", attempt=" + attempt + '}';
     }
 }

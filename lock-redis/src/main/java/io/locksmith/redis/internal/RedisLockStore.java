@@ -145,7 +145,7 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
     @Override
     public void loadScripts() {
         for (Script script : List.of(RedisScripts.ACQUIRE, RedisScripts.RELEASE, RedisScripts.RENEW,
-                RedisScripts.CANCEL)) {
+                RedisScripts.CANCEL, RedisScripts.READ_ACQUIRE, RedisScripts.READ_RELEASE)) {
             String sha = run("load the " + script.name() + " script", null,
                     () -> jedis.scriptLoad(script.text())).value;
             if (!script.sha().equalsIgnoreCase(sha)) {
@@ -172,6 +172,24 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
     }
 
     @Override
+    public boolean supportsSharedHolds() {
+        return true;
+    }
+
+    /**
+     * A read run: its hold is a field of the lock hash beside the other readers', with a lease of its own (see
+     * {@link RedisScripts#READ_ACQUIRE}). A write hold under which a read run starts is released so as to leave the
+     * read holds in place.
+     */
+    @Override
+    public RedisHold newSharedHold(String name, String owner, RedisHold ownWrite) {
+        if (ownWrite != null) {
+            ownWrite.downgraded = true;
+        }
+        return new RedisHold(keys, name, owner, true, ownWrite);
+    }
+
+    @Override
     public Acquisition tryAcquire(RedisHold hold, Duration lease, Duration wait, Runnable wakeUp) {
         long attempt = attempts.incrementAndGet();
         hold.attempt = attempt;
@@ -187,8 +205,11 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
     private Acquisition acquire(RedisHold hold, long attempt, Duration lease, boolean claim) {
         Reply<Object> reply;
         try {
-            reply = eval("acquire", hold.name, RedisScripts.ACQUIRE, hold.lock, hold.acquireKeys,
-                    acquireArgs(hold, lease, attempt, claim));
+            reply = hold.shared
+                    ? eval("read-acquire", hold.name, RedisScripts.READ_ACQUIRE, hold.lock, hold.acquireKeys,
+                            readArgs(hold, lease, attempt, claim))
+                    : eval("acquire", hold.name, RedisScripts.ACQUIRE, hold.lock, hold.acquireKeys,
+                            acquireArgs(hold, lease, attempt, claim));
         } catch (Failed e) {
             cancelIfRun(e, hold, attempt, lease);
             throw e;
@@ -204,6 +225,18 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
         return fifo ? List.of(hold.ownerArg, leaseArg(lease), number(attempt), QUEUE_ARG,
                 number(queuedMillis(lease))) : List.of(hold.ownerArg, leaseArg(lease), number(attempt), CLAIM_ARG,
                 ticket < 0 ? NO_TICKET : number(ticket));
+    }
+
+    /** The arguments of {@link RedisScripts#READ_ACQUIRE}: always six, the unused ones empty. */
+    private List<byte[]> readArgs(RedisHold hold, Duration lease, long attempt, boolean claim) {
+        byte[] none = new byte[0];
+        if (!claim) {
+            return List.of(hold.ownerArg, leaseArg(lease), number(attempt), none, none, hold.ownWriteArg);
+        }
+        long ticket = hold.ticket;
+        return fifo ? List.of(hold.ownerArg, leaseArg(lease), number(attempt), QUEUE_ARG,
+                number(queuedMillis(lease)), hold.ownWriteArg) : List.of(hold.ownerArg, leaseArg(lease),
+                number(attempt), CLAIM_ARG, ticket < 0 ? NO_TICKET : number(ticket), hold.ownWriteArg);
     }
 
     /** How long a waiter stays queued without looking again: {@link #queuedMillis}, at most the lease. */
@@ -249,6 +282,9 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
     }
 
     private Acquisition acquired(RedisHold hold, Object reply) {
+        if (reply instanceof List<?> read && read.size() == 2) {
+            return Acquisition.acquired(asLong(read.get(0), "read-acquire"));
+        }
         if (reply instanceof List<?> claim && claim.size() == 3) {
             hold.ticket = asLong(claim.get(2), "acquire");
             long left = asLong(claim.get(1), "acquire");
@@ -276,8 +312,10 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
     public boolean release(RedisHold hold) {
         long attempt = hold.attempt;
         // before any attempt the run holds nothing; "any attempt of the owner" says so without a special case
-        return released(eval("release", hold.name, RedisScripts.RELEASE, hold.lock, hold.releaseKeys,
-                withChannel(hold, hold.ownerArg, attempt == 0 ? ANY_ATTEMPT : number(attempt))));
+        boolean amongReaders = hold.shared || hold.downgraded;
+        return released(eval("release", hold.name, amongReaders ? RedisScripts.READ_RELEASE : RedisScripts.RELEASE,
+                hold.lock, hold.releaseKeys, withChannel(hold, hold.ownerArg, attempt == 0 ? ANY_ATTEMPT
+                        : number(attempt))));
     }
 
     @Override

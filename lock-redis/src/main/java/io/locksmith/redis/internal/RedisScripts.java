@@ -67,6 +67,13 @@ import java.util.HexFormat;
  *   <li>{@link #INSPECT}: reads the holder, the remaining lease and the fencing counter in one step, so the three
  *       describe the same moment: while a hold exists the counter is its token, since an acquisition increments
  *       the counter only together with writing its hold; when the lock is free it is the last token issued.</li>
+ *   <li>{@link #READ_ACQUIRE} and {@link #READ_RELEASE}: read holds of a read-write lock. They turn the lock hash
+ *       into a reader hash: a {@code ~r} mark, one field per reader (owner → attempt, as for a writer) with its own
+ *       lease end by the server's clock ({@code ~e:<owner>}), and {@code ~w} naming the writer whose thread
+ *       downgraded. The hash lives as long as its longest lease; the scripts drop holds whose lease ended whenever
+ *       they touch it. A writer's {@link #ACQUIRE} needs no change: any hash means busy. {@link #RENEW} extends a
+ *       reader's own lease end and never shortens the hash, and {@link #CANCEL} removes only the cancelled reader's
+ *       fields.</li>
  *   <li>{@link #FORCE_RELEASE}: deletes the hash whoever holds it and publishes a wake-up. Its holder finds its
  *       attempt gone at its next renewal or release, exactly as after an expiry.</li>
  * </ul>
@@ -122,12 +129,7 @@ public final class RedisScripts {
               if redis.call('exists', KEYS[5]) == 1 then
                 local t = redis.call('time')
                 now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-                local lapsed = redis.call('zrangebyscore', KEYS[6], '-inf', now)
-                if #lapsed > 0 then
-                  redis.call('zrem', KEYS[5], unpack(lapsed))
-                  redis.call('zremrangebyscore', KEYS[6], '-inf', now)
-                end
-                local head = redis.call('zrange', KEYS[5], 0, 0)[1]
+            $QUEUE_HEAD
                 if free and head and head ~= ARGV[1] then
                   free = false
                   headDeadline = tonumber(redis.call('zscore', KEYS[6], head))
@@ -165,38 +167,82 @@ public final class RedisScripts {
                 local t = redis.call('time')
                 now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
               end
-              if not redis.call('zscore', KEYS[5], ARGV[1]) then
-                local last = redis.call('zrange', KEYS[5], -1, -1, 'withscores')
-                redis.call('zadd', KEYS[5], (tonumber(last[2]) or 0) + 1, ARGV[1])
-              end
-              redis.call('zadd', KEYS[6], now + tonumber(ARGV[5]), ARGV[1])
-              if redis.call('pttl', KEYS[5]) < tonumber(ARGV[5]) then
-                redis.call('pexpire', KEYS[5], ARGV[5])
-                redis.call('pexpire', KEYS[6], ARGV[5])
-              end
-              return {math.max(ttl, 0)}
+            $QUEUE_JOIN
             end
             if ARGV[4] == 'claim' then
-              local ticket = ARGV[5]
-              if not tonumber(ticket) then
-                ticket = redis.call('get', KEYS[2]) or '0'
-              end
-              local claimant = redis.call('hget', KEYS[4], 'owner')
-              if not claimant or (claimant ~= ARGV[1]
-                  and (tonumber(redis.call('hget', KEYS[4], 'at')) or 0) > tonumber(ticket)) then
-                redis.call('hset', KEYS[4], 'owner', ARGV[1], 'at', ticket)
-                claimant = ARGV[1]
-              end
-              if claimant == ARGV[1] then
-                redis.call('pexpire', KEYS[4], ARGV[2])
-              end
-              return {claimant == ARGV[1] and 1 or 0, math.max(ttl, 0), tonumber(ticket)}
+            $CLAIM
             end
             if ttl < 0 then
               return 0
             end
             return -math.max(ttl, 1)
-            """.replace("$GRANTS", Integer.toString(LockStore.GRANTS_PAST_A_CLAIM)));
+            """.replace("$GRANTS", Integer.toString(LockStore.GRANTS_PAST_A_CLAIM))
+            .replace("$QUEUE_HEAD", Lua.QUEUE_HEAD).replace("$QUEUE_JOIN", Lua.QUEUE_JOIN)
+            .replace("$CLAIM", Lua.claim(false)));
+
+    /**
+     * The same KEYS as {@link #ACQUIRE}; ARGV[1] owner, ARGV[2] lease in ms, ARGV[3] attempt id, ARGV[4]
+     * {@link #CLAIM}, {@link #QUEUE} or empty, ARGV[5] as for {@link #ACQUIRE} or empty, ARGV[6] the owner of the
+     * caller's own write hold (a downgrade) or empty. Takes a read hold: granted unless another owner writes, or
+     * (but for a downgrade) another run waits ahead in the FIFO queue, or a writer's run has claimed the next turn.
+     * Returns {token of the latest write (0 if none), 1} when granted; a busy answer as {@link #ACQUIRE}'s.
+     */
+    public static final Script READ_ACQUIRE = new Script("read-acquire", """
+            if redis.call('sismember', KEYS[3], ARGV[1] .. ':' .. ARGV[3]) == 1 then
+              return 0
+            end
+            local t = redis.call('time')
+            local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+            local lease = tonumber(ARGV[2])
+            local writer
+            if redis.call('hget', KEYS[1], '~r') then
+            $PRUNE
+              writer = redis.call('hget', KEYS[1], '~w')
+            else
+              writer = redis.call('hkeys', KEYS[1])[1] or false
+            end
+            local ttl = -1
+            local claimant = redis.call('hget', KEYS[4], 'owner')
+            local downgrade = writer and writer == ARGV[6]
+            if writer and not downgrade then
+              ttl = math.max(redis.call('pttl', KEYS[1]), 0)
+            elseif not downgrade then
+              if redis.call('exists', KEYS[5]) == 1 then
+            $QUEUE_HEAD
+                if head and head ~= ARGV[1] then
+                  ttl = math.max(tonumber(redis.call('zscore', KEYS[6], head)) - now, 0)
+                end
+              end
+              if ttl < 0 and claimant and claimant ~= ARGV[1] and redis.call('hget', KEYS[4], 'shared') ~= '1' then
+                ttl = math.max(redis.call('pttl', KEYS[4]), 0)
+              end
+            end
+            if ttl < 0 then
+              if claimant == ARGV[1] then
+                redis.call('del', KEYS[4])
+              end
+              if redis.call('exists', KEYS[5]) == 1 and redis.call('zrem', KEYS[5], ARGV[1]) == 1 then
+                redis.call('zrem', KEYS[6], ARGV[1])
+              end
+              local left = redis.call('pttl', KEYS[1])
+              if downgrade and not redis.call('hget', KEYS[1], '~r') then
+                redis.call('hset', KEYS[1], '~w', writer, '~e:' .. writer, now + math.max(left, 0))
+              end
+              redis.call('hset', KEYS[1], '~r', '1', ARGV[1], ARGV[3], '~e:' .. ARGV[1], now + lease)
+              if left < lease then
+                redis.call('pexpire', KEYS[1], lease)
+              end
+              return {tonumber(redis.call('get', KEYS[2]) or '0'), 1}
+            end
+            if ARGV[4] == 'queue' then
+            $QUEUE_JOIN
+            end
+            if ARGV[4] == 'claim' then
+            $CLAIM
+            end
+            return -math.max(ttl, 1)
+            """.replace("$PRUNE", Lua.PRUNE_READERS).replace("$QUEUE_HEAD", Lua.QUEUE_HEAD)
+            .replace("$QUEUE_JOIN", Lua.QUEUE_JOIN).replace("$CLAIM", Lua.claim(true)));
 
     /**
      * KEYS[1] lock hash, KEYS[2] claim to the next turn, KEYS[3] FIFO queue, KEYS[4] its deadlines; ARGV[1] owner,
@@ -208,21 +254,49 @@ public final class RedisScripts {
     public static final Script RELEASE = new Script("release", """
             local held = redis.call('hget', KEYS[1], ARGV[1])
             if not held or (ARGV[2] ~= '' and held ~= ARGV[2]) then
-              if KEYS[2] and redis.call('hget', KEYS[2], 'owner') == ARGV[1] then
-                redis.call('del', KEYS[2])
-              end
-              if KEYS[3] and redis.call('exists', KEYS[3]) == 1 and redis.call('zrem', KEYS[3], ARGV[1]) == 1 then
-                redis.call('zrem', KEYS[4], ARGV[1])
-                if redis.call('exists', KEYS[1]) == 0 then
-                  redis.call(ARGV[4] == 'sharded' and 'spublish' or 'publish', ARGV[3], 'released')
-                end
-              end
-              return 0
+            $NOT_HELD
             end
             redis.call('del', KEYS[1])
             redis.call(ARGV[4] == 'sharded' and 'spublish' or 'publish', ARGV[3], 'released')
             return 1
-            """);
+            """.replace("$NOT_HELD", Lua.NOT_HELD));
+
+    /**
+     * The same KEYS and ARGV as {@link #RELEASE}, for a read hold or a write hold under which read holds were taken
+     * (a downgrade): deletes only the owner's own fields of a hash that has readers, frees the lock (with a wake-up)
+     * when no live hold is left, and otherwise keeps the hash as long as the longest remaining lease; the release of
+     * the write hold of such a hash wakes the readers that waited for it. A hash without readers goes as with
+     * {@link #RELEASE}.
+     */
+    public static final Script READ_RELEASE = new Script("read-release", """
+            local held = redis.call('hget', KEYS[1], ARGV[1])
+            if not held or (ARGV[2] ~= '' and held ~= ARGV[2]) then
+            $NOT_HELD
+            end
+            if not redis.call('hget', KEYS[1], '~r') then
+              redis.call('del', KEYS[1])
+              redis.call(ARGV[4] == 'sharded' and 'spublish' or 'publish', ARGV[3], 'released')
+              return 1
+            end
+            local wrote = redis.call('hget', KEYS[1], '~w') == ARGV[1]
+            redis.call('hdel', KEYS[1], ARGV[1], '~e:' .. ARGV[1])
+            if wrote then
+              redis.call('hdel', KEYS[1], '~w')
+            end
+            local t = redis.call('time')
+            local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+            $PRUNE
+            if last == 0 then
+              redis.call('del', KEYS[1])
+              redis.call(ARGV[4] == 'sharded' and 'spublish' or 'publish', ARGV[3], 'released')
+              return 1
+            end
+            redis.call('pexpire', KEYS[1], math.max(last - now, 1))
+            if wrote then
+              redis.call(ARGV[4] == 'sharded' and 'spublish' or 'publish', ARGV[3], 'released')
+            end
+            return 1
+            """.replace("$NOT_HELD", Lua.NOT_HELD).replace("$PRUNE", Lua.PRUNE_READERS));
 
     /**
      * KEYS: lock hashes; ARGV[1] lease in ms, ARGV[2i] the owner of KEYS[i] and ARGV[2i + 1] its attempt id (empty:
@@ -230,11 +304,24 @@ public final class RedisScripts {
      */
     public static final Script RENEW = new Script("renew", """
             local gone = {}
+            local now = nil
             for i, key in ipairs(KEYS) do
               local attempt = ARGV[2 * i + 1]
               local held = redis.call('hget', key, ARGV[2 * i])
               if held and (attempt == '' or held == attempt) then
-                redis.call('pexpire', key, ARGV[1])
+                local expiry = '~e:' .. ARGV[2 * i]
+                if redis.call('hget', key, expiry) then
+                  if not now then
+                    local t = redis.call('time')
+                    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+                  end
+                  redis.call('hset', key, expiry, now + tonumber(ARGV[1]))
+                  if redis.call('pttl', key) < tonumber(ARGV[1]) then
+                    redis.call('pexpire', key, ARGV[1])
+                  end
+                else
+                  redis.call('pexpire', key, ARGV[1])
+                end
               else
                 gone[#gone + 1] = i
               end
@@ -249,6 +336,15 @@ public final class RedisScripts {
      */
     public static final Script CANCEL = new Script("cancel", """
             if redis.call('hget', KEYS[1], ARGV[1]) == ARGV[2] then
+              if redis.call('hget', KEYS[1], '~r') then
+                redis.call('hdel', KEYS[1], ARGV[1], '~e:' .. ARGV[1])
+                if redis.call('hget', KEYS[1], '~w') == ARGV[1] then
+                  redis.call('hdel', KEYS[1], '~w')
+                end
+                if redis.call('hlen', KEYS[1]) > 1 then
+                  return 1
+                end
+              end
               redis.call('del', KEYS[1])
               redis.call(ARGV[5] == 'sharded' and 'spublish' or 'publish', ARGV[4], 'released')
               return 1
@@ -264,6 +360,17 @@ public final class RedisScripts {
      */
     public static final Script INSPECT = new Script("inspect", """
             local owner = redis.call('hkeys', KEYS[1])[1] or false
+            if redis.call('hget', KEYS[1], '~r') then
+              local readers = {}
+              local writer = redis.call('hget', KEYS[1], '~w')
+              for _, field in ipairs(redis.call('hkeys', KEYS[1])) do
+                if string.sub(field, 1, 1) ~= '~' and field ~= writer then
+                  readers[#readers + 1] = field
+                end
+              end
+              table.sort(readers)
+              owner = (writer and writer .. ' (writing), ' or '') .. 'readers ' .. table.concat(readers, ', ')
+            end
             return {owner, redis.call('pttl', KEYS[1]), redis.call('get', KEYS[2])}
             """);
 
@@ -279,6 +386,105 @@ public final class RedisScripts {
             """);
 
     private RedisScripts() {
+    }
+
+    /** Lua shared by several scripts, spliced into their text. */
+    private static final class Lua {
+
+        /**
+         * The branch of a release whose attempt does not hold the lock: the owner's claim, if it has one, ends, and
+         * so does its place in the queue, with a wake-up if the lock is free, so that the next in line looks again.
+         */
+        static final String NOT_HELD = """
+                  if KEYS[2] and redis.call('hget', KEYS[2], 'owner') == ARGV[1] then
+                    redis.call('del', KEYS[2])
+                  end
+                  if KEYS[3] and redis.call('exists', KEYS[3]) == 1 and redis.call('zrem', KEYS[3], ARGV[1]) == 1 then
+                    redis.call('zrem', KEYS[4], ARGV[1])
+                    if redis.call('exists', KEYS[1]) == 0 then
+                      redis.call(ARGV[4] == 'sharded' and 'spublish' or 'publish', ARGV[3], 'released')
+                    end
+                  end
+                  return 0""";
+
+        /**
+         * Drops from a hash with readers (KEYS[1], at server time {@code now} in ms) every hold whose lease
+         * ({@code ~e:<owner>}) has passed, and the writer mark of a writer so dropped; leaves in {@code last} the
+         * latest lease end of the holds left (0 if none).
+         */
+        static final String PRUNE_READERS = """
+                  local last = 0
+                  local fields = redis.call('hgetall', KEYS[1])
+                  for i = 1, #fields, 2 do
+                    local f = fields[i]
+                    if string.sub(f, 1, 3) == '~e:' then
+                      local ends = tonumber(fields[i + 1])
+                      if ends <= now then
+                        local gone = string.sub(f, 4)
+                        redis.call('hdel', KEYS[1], f, gone)
+                        if redis.call('hget', KEYS[1], '~w') == gone then
+                          redis.call('hdel', KEYS[1], '~w')
+                        end
+                      elseif ends > last then
+                        last = ends
+                      end
+                    end
+                  end""";
+
+        /**
+         * Drops from the FIFO queue (KEYS[5], deadlines KEYS[6]) the waiters whose time has passed at {@code now},
+         * and leaves its first waiter in {@code head} (nil if none).
+         */
+        static final String QUEUE_HEAD = """
+                  local lapsed = redis.call('zrangebyscore', KEYS[6], '-inf', now)
+                  if #lapsed > 0 then
+                    redis.call('zrem', KEYS[5], unpack(lapsed))
+                    redis.call('zremrangebyscore', KEYS[6], '-inf', now)
+                  end
+                  local head = redis.call('zrange', KEYS[5], 0, 0)[1]""";
+
+        /**
+         * Queues the owner (ARGV[1]) at the end of the FIFO queue unless it is queued already, gives it ARGV[5] ms
+         * from {@code now} to look again, and answers busy and queued with the remaining wait {@code ttl}.
+         */
+        static final String QUEUE_JOIN = """
+                  if not redis.call('zscore', KEYS[5], ARGV[1]) then
+                    local last = redis.call('zrange', KEYS[5], -1, -1, 'withscores')
+                    redis.call('zadd', KEYS[5], (tonumber(last[2]) or 0) + 1, ARGV[1])
+                  end
+                  redis.call('zadd', KEYS[6], now + tonumber(ARGV[5]), ARGV[1])
+                  if redis.call('pttl', KEYS[5]) < tonumber(ARGV[5]) then
+                    redis.call('pexpire', KEYS[5], ARGV[5])
+                    redis.call('pexpire', KEYS[6], ARGV[5])
+                  end
+                  return {math.max(ttl, 0)}""";
+
+        /**
+         * Claims the next turn (KEYS[4]) for the owner with its ticket ARGV[5] (see {@link #ACQUIRE}), marked as a
+         * reader's claim if {@code shared} (readers do not pass a writer's claim), and answers busy with the claim
+         * and the remaining wait {@code ttl}.
+         */
+        static String claim(boolean shared) {
+            return """
+                  local ticket = ARGV[5]
+                  if not tonumber(ticket) then
+                    ticket = redis.call('get', KEYS[2]) or '0'
+                  end
+                  local claimant = redis.call('hget', KEYS[4], 'owner')
+                  if not claimant or (claimant ~= ARGV[1]
+                      and (tonumber(redis.call('hget', KEYS[4], 'at')) or 0) > tonumber(ticket)) then
+                    redis.call('hset', KEYS[4], 'owner', ARGV[1], 'at', ticket, 'shared', '$SHARED')
+                    claimant = ARGV[1]
+                  end
+                  if claimant == ARGV[1] then
+                    redis.call('pexpire', KEYS[4], ARGV[2])
+                  end
+                  return {claimant == ARGV[1] and 1 or 0, math.max(ttl, 0), tonumber(ticket)}"""
+                    .replace("$SHARED", shared ? "1" : "0");
+        }
+
+        private Lua() {
+        }
     }
 
     /** A script's text and the SHA-1 Redis caches it under. */
