@@ -21,8 +21,10 @@ import java.util.concurrent.locks.ReadWriteLock;
  *       leased and renewed, reported lost, released by their handles where taken as handles.</li>
  *   <li>The write lock <em>is</em> the lock of the same name: {@code writeLock()} and
  *       {@link LockProvider#getLock getLock(name)} exclude each other and share their fencing counter. Each write
- *       hold gets a fencing token greater than every earlier one; a read hold carries the token of the last write
- *       granted before it (0 if none ever was), so a resource can tell which write a reader saw.</li>
+ *       hold gets a fencing token greater than every earlier write's and read's; a read hold's token is at least
+ *       that of the last write granted before it and below every later write's (on local:// and Redis exactly the
+ *       last write's, 0 if none ever was; on ZooKeeper the creation zxid of the reader's own node), so a resource
+ *       can tell which write a reader saw, and refuse a writer older than a read it served.</li>
  *   <li>A writer waiting for the readers to leave is not starved by new readers: once it has asked (claimed the
  *       next turn), readers that do not hold the lock yet wait behind it, in every process.</li>
  *   <li>Downgrade: a thread that holds the write lock may take the read lock, then release the write lock, and

@@ -76,8 +76,10 @@ public interface LockStore<H> extends AutoCloseable {
      * <ul>
      * <li>{@link #tryAcquire} grants a shared hold when no exclusive hold is kept (other than {@code ownWrite})
      *     and no other run's live claim to the next turn was made by an exclusive run, so that new readers do not
-     *     pass a waiting writer; it answers {@link Acquisition#acquired(long)} with the fencing token of the
-     *     latest exclusive grant (0 if none), without issuing a new one. A busy answer claims the next turn as for
+     *     pass a waiting writer; it answers {@link Acquisition#acquired(long)} with a token at least that of the
+     *     latest exclusive grant and below every later exclusive grant's: the latest exclusive grant's token itself
+     *     (0 if none), or a value of the store's own order (a ZooKeeper node's creation zxid). Exclusive grants'
+     *     tokens then also exceed every earlier shared grant's. A busy answer claims the next turn as for
      *     an exclusive run, and an exclusive attempt is busy while any shared hold is kept, its remaining lease
      *     being the longest of the shared holds'.</li>
      * <li>{@link #release} of the last shared hold wakes waiters as the release of an exclusive hold does.</li>

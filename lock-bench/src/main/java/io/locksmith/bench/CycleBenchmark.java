@@ -28,7 +28,10 @@ public class CycleBenchmark {
             "mariadb-locksmith", "mariadb-spring", "mariadb-shedlock", "mariadb-floor",
             "postgres-locksmith", "postgres-spring", "postgres-shedlock", "postgres-floor",
             "redis-locksmith-semaphore", "redis-redisson-semaphore",
-            "zookeeper-locksmith-semaphore", "zookeeper-curator-semaphore"})
+            "zookeeper-locksmith-semaphore", "zookeeper-curator-semaphore",
+            "redis-locksmith-read", "redis-locksmith-write", "redis-redisson-read", "redis-redisson-write",
+            "zookeeper-locksmith-read", "zookeeper-locksmith-write", "zookeeper-curator-read",
+            "zookeeper-curator-write"})
     public String subject;
 
     private Contender contender;

@@ -3,6 +3,7 @@ package io.locksmith.bench;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.locksmith.DistributedLock;
+import io.locksmith.DistributedReadWriteLock;
 import io.locksmith.DistributedSemaphore;
 import io.locksmith.LockObserver;
 import io.locksmith.LockOptions;
@@ -35,7 +36,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.InterProcessLock;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.retry.ExponentialBackoffRetry;
@@ -48,6 +51,7 @@ import org.redisson.Redisson;
 import org.redisson.RedissonRedLock;
 import org.redisson.api.RLock;
 import org.redisson.api.RPermitExpirableSemaphore;
+import org.redisson.api.RReadWriteLock;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 import org.springframework.integration.jdbc.lock.DefaultLockRepository;
@@ -103,6 +107,16 @@ final class Subjects {
             case "zookeeper-locksmith-semaphore" ->
                 locksmithSemaphore("zookeeper://" + Servers.get(Servers.ZOOKEEPER) + "/bench");
             case "redis-redisson-semaphore" -> redissonSemaphore(Servers.get(Servers.REDIS));
+            case "redis-locksmith-read" -> locksmithReadWrite("redis://" + Servers.get(Servers.REDIS), true);
+            case "redis-locksmith-write" -> locksmithReadWrite("redis://" + Servers.get(Servers.REDIS), false);
+            case "zookeeper-locksmith-read" ->
+                locksmithReadWrite("zookeeper://" + Servers.get(Servers.ZOOKEEPER) + "/bench", true);
+            case "zookeeper-locksmith-write" ->
+                locksmithReadWrite("zookeeper://" + Servers.get(Servers.ZOOKEEPER) + "/bench", false);
+            case "redis-redisson-read" -> redissonReadWrite(Servers.get(Servers.REDIS), true);
+            case "redis-redisson-write" -> redissonReadWrite(Servers.get(Servers.REDIS), false);
+            case "zookeeper-curator-read" -> curatorReadWrite(true);
+            case "zookeeper-curator-write" -> curatorReadWrite(false);
             case "zookeeper-curator-semaphore" -> curatorSemaphore();
             case "redis-redisson" -> redisson(Servers.get(Servers.REDIS), RedissonKind.PLAIN);
             case "redis-redisson-fenced" -> redisson(Servers.get(Servers.REDIS), RedissonKind.FENCED);
@@ -297,6 +311,66 @@ final class Subjects {
         };
     }
 
+    /** One side of Locksmith's {@code DistributedReadWriteLock}: the read lock, or the write lock. */
+    private static Contender locksmithReadWrite(String uri, boolean read) {
+        LockProvider provider = LockProvider.open(uri);
+        Map<String, Lock> locks = new ConcurrentHashMap<>();
+        return new Contender() {
+            @Override
+            public Lock lock(String name) {
+                return locks.computeIfAbsent(name, n -> {
+                    DistributedReadWriteLock rw = provider.getReadWriteLock("rw-" + n);
+                    return read ? rw.readLock() : rw.writeLock();
+                });
+            }
+
+            @Override
+            public void close() {
+                provider.close();
+            }
+        };
+    }
+
+    /** One side of Redisson's {@code RReadWriteLock}, renewed by its watchdog like {@code RLock}. */
+    private static Contender redissonReadWrite(String hostPort, boolean read) {
+        RedissonClient client = Redisson.create(redissonConfig(hostPort));
+        Map<String, Lock> locks = new ConcurrentHashMap<>();
+        return new Contender() {
+            @Override
+            public Lock lock(String name) {
+                return locks.computeIfAbsent(name, n -> {
+                    RReadWriteLock rw = client.getReadWriteLock("redisson-rw:" + n);
+                    return read ? rw.readLock() : rw.writeLock();
+                });
+            }
+
+            @Override
+            public void close() {
+                client.shutdown(0, 5, TimeUnit.SECONDS);
+            }
+        };
+    }
+
+    /** One side of Curator's {@code InterProcessReadWriteLock}: read and write nodes in one sequence. */
+    private static Contender curatorReadWrite(boolean read) throws InterruptedException {
+        CuratorFramework client = curatorClient();
+        Map<String, Lock> locks = new ConcurrentHashMap<>();
+        return new Contender() {
+            @Override
+            public Lock lock(String name) {
+                return locks.computeIfAbsent(name, n -> {
+                    InterProcessReadWriteLock rw = new InterProcessReadWriteLock(client, "/curator-rw/" + n);
+                    return curatorLock(read ? rw.readLock() : rw.writeLock(), n);
+                });
+            }
+
+            @Override
+            public void close() {
+                client.close();
+            }
+        };
+    }
+
     /** Which of Redisson's Redis locks: {@code RLock}, {@code RFencedLock} or the FIFO {@code RFairLock}. */
     private enum RedissonKind { PLAIN, FENCED, FAIR }
 
@@ -439,33 +513,35 @@ final class Subjects {
         return new Contender() {
             @Override
             public Lock lock(String name) {
-                return locks.computeIfAbsent(name, n -> {
-                    InterProcessMutex mutex = new InterProcessMutex(client, "/curator/" + n);
-                    return new LockAdapter() {
-                        @Override
-                        public void lock() {
-                            try {
-                                mutex.acquire();
-                            } catch (Exception e) {
-                                throw new IllegalStateException("Curator acquire of " + n, e);
-                            }
-                        }
-
-                        @Override
-                        public void unlock() {
-                            try {
-                                mutex.release();
-                            } catch (Exception e) {
-                                throw new IllegalStateException("Curator release of " + n, e);
-                            }
-                        }
-                    };
-                });
+                return locks.computeIfAbsent(name, n -> curatorLock(new InterProcessMutex(client, "/curator/" + n), n));
             }
 
             @Override
             public void close() {
                 client.close();
+            }
+        };
+    }
+
+    /** A Curator lock recipe as a {@code Lock}. */
+    private static Lock curatorLock(InterProcessLock recipe, String name) {
+        return new LockAdapter() {
+            @Override
+            public void lock() {
+                try {
+                    recipe.acquire();
+                } catch (Exception e) {
+                    throw new IllegalStateException("Curator acquire of " + name, e);
+                }
+            }
+
+            @Override
+            public void unlock() {
+                try {
+                    recipe.release();
+                } catch (Exception e) {
+                    throw new IllegalStateException("Curator release of " + name, e);
+                }
             }
         };
     }

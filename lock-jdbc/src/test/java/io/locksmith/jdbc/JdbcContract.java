@@ -53,6 +53,7 @@ abstract class JdbcContract extends LockProviderContract {
         // session mode keeps a connection per held lock: the kit holds up to 27 names at once on one provider
         HikariDataSource pool = target().pool(options.operationTimeout(), mode() == Mode.SESSION ? 40 : 8,
                 config -> config.setAutoCommit(autoCommitPool()));
+        connectOnce(pool);
         LockStore<?> store = JdbcLockProviders.builder(tracked.wrap(pool))
                 .mode(mode())
                 .table(table())
@@ -65,6 +66,21 @@ abstract class JdbcContract extends LockProviderContract {
             store = session;
         }
         return LockStores.newProvider(store, options);
+    }
+
+    /**
+     * Lets a new pool make its first connection before the provider is handed to a test, as an application's pool
+     * has connected long before its first lock: a fresh pool connects on first use, and on a loaded machine that
+     * connection (a server process forked behind a container's port) can take longer than the kit's one-second
+     * operation timeout, which would fail the test's first lock for a reason it does not test. Best effort: a store
+     * that is down or paused now is the test's business, and the pool goes on connecting in the background.
+     */
+    private static void connectOnce(HikariDataSource pool) {
+        try (Connection ignored = pool.getConnection()) {
+            // connected
+        } catch (SQLException notNow) {
+            // down, paused or slow: the test's own operations meet that state
+        }
     }
 
     /**

@@ -12,7 +12,8 @@ import io.locksmith.spi.OwnerIds;
  * per-lock parents are container nodes, which the server deletes once their last child is gone; the lock nodes
  * are ephemeral-sequential, created with Curator's protection ({@code _c_<uuid>-}) and tagged with the owner id of
  * the acquisition run that created them ({@code <clientId>.<number>}: letters, digits and dots, never a dash), so
- * that a provider recognises its own nodes and each run its own node.
+ * that a provider recognises its own nodes and each run its own node. A read node of a read-write lock has
+ * {@link #READ_MARK} between its owner id and the sequence number: {@code _c_<uuid>-<owner>~r-<sequence>}.
  *
  * <p>Name mapping: a lock name becomes one path segment by percent-encoding (as UTF-8 bytes, upper-case hex)
  * every character ZooKeeper does not allow in a path or that would change its meaning: {@code '/'}, {@code '%'}
@@ -28,6 +29,8 @@ final class LockPaths {
     /** What Curator's protected mode puts in front of a node name: {@code _c_} + a 36-character UUID + '-'. */
     private static final int PROTECTED_PREFIX_LENGTH = 40;
     private static final char[] HEX = "0123456789ABCDEF".toCharArray();
+    /** What follows the owner id in the name of a read node ({@code ~}: never in an owner id or a sequence). */
+    static final String READ_MARK = "~r";
 
     /** Orders lock nodes by their sequence number, the queue order; nodes without one sort last. */
     static final Comparator<String> BY_SEQUENCE = Comparator.comparingLong(LockPaths::sequence);
@@ -51,7 +54,21 @@ final class LockPaths {
 
     /** What to pass to a protected ephemeral-sequential create for {@code owner}'s node of lock {@code name}. */
     String nodePrefix(String name, String owner) {
-        return parent(name) + "/" + owner + "-";
+        return nodePrefix(name, owner, false);
+    }
+
+    /**
+     * What to pass to a protected ephemeral-sequential create for {@code owner}'s node of lock {@code name}; a read
+     * node ({@code shared}) has {@link #READ_MARK} after the owner id.
+     */
+    String nodePrefix(String name, String owner, boolean shared) {
+        return parent(name) + "/" + owner + (shared ? READ_MARK : "") + "-";
+    }
+
+    /** Whether lock node {@code child} is a read node: {@link #READ_MARK} right before its sequence number. */
+    static boolean isRead(String child) {
+        int dash = child.lastIndexOf('-');
+        return dash >= READ_MARK.length() && child.startsWith(READ_MARK, dash - READ_MARK.length());
     }
 
     /** The path segment of a lock name; see the class comment for the rules. */
@@ -149,15 +166,20 @@ final class LockPaths {
                 || child.charAt(PROTECTED_PREFIX_LENGTH - 1) != '-') {
             return null;
         }
-        return child.substring(PROTECTED_PREFIX_LENGTH, dash);
+        String owner = child.substring(PROTECTED_PREFIX_LENGTH, dash);
+        return owner.endsWith(READ_MARK) ? owner.substring(0, owner.length() - READ_MARK.length()) : owner;
     }
 
     /** Whether lock node {@code child} was created by the acquisition run with owner id {@code owner}. */
     static boolean isOwnedBy(String child, String owner) {
-        return child.length() > PROTECTED_PREFIX_LENGTH + owner.length() + 1
+        int after = PROTECTED_PREFIX_LENGTH + owner.length();
+        if (child.startsWith(READ_MARK, after)) {
+            after += READ_MARK.length();
+        }
+        return child.length() > after + 1
                 && child.startsWith("_c_")
                 && child.startsWith(owner, PROTECTED_PREFIX_LENGTH)
-                && child.charAt(PROTECTED_PREFIX_LENGTH + owner.length()) == '-';
+                && child.charAt(after) == '-';
     }
 
     /**

@@ -31,6 +31,10 @@ final class ZooKeeperHold {
 
     final String name;
     final String owner;
+    /** Whether the run takes a read hold: its node waits only for the write nodes ahead of it. */
+    final boolean shared;
+    /** For a read run: the caller's own write hold of the name, whose node does not keep it out, or null. */
+    final ZooKeeperHold ownWrite;
     /** The lock's parent node, where the run's node goes. */
     final String parent;
     /** One watcher per run: ZooKeeper keeps a watcher once per path however often it is set again. */
@@ -43,8 +47,14 @@ final class ZooKeeperHold {
     private Node node;
 
     ZooKeeperHold(String name, String owner, String parent) {
+        this(name, owner, parent, false, null);
+    }
+
+    ZooKeeperHold(String name, String owner, String parent, boolean shared, ZooKeeperHold ownWrite) {
         this.name = name;
         this.owner = owner;
+        this.shared = shared;
+        this.ownWrite = ownWrite;
         this.parent = parent;
         this.watcher = (WatchedEvent event) -> {
             if (event.getType() != Watcher.Event.EventType.None) {

@@ -59,6 +59,13 @@ import org.slf4j.LoggerFactory;
  * delete has not landed yet (the machinery starts a run for a name only once no other run of it holds or attempts
  * the name).
  *
+ * <p><b>Read holds.</b> A read run's node ({@link #newSharedHold}) joins the same queue, marked as a read node in
+ * its name ({@link LockPaths#isRead}); it holds once no write node is ahead of it (but the node of the reader's own
+ * write hold: a downgrade) and otherwise watches only the nearest write node ahead. A write node still holds only
+ * as the lowest and watches the node right ahead, reader or writer. A read hold's fencing token is its own node's
+ * creation zxid, which is above the last write's and below every later write's. Several read runs of one provider
+ * may have nodes at once, so a write run takes only write nodes of its provider for strays.
+ *
  * <p><b>Release.</b> A hold's node is deleted with Curator's guaranteed delete. A delete that got no answer may have
  * been applied and the lock taken by another client since: the hold stays RELEASING and is never held again (see
  * {@link ZooKeeperHold}). The machinery then retries {@code release} with the same hold; the store keeps deleting
@@ -141,6 +148,20 @@ final class ZooKeeperLockStore implements LockStore<ZooKeeperHold> {
         return new ZooKeeperHold(name, owner, paths.parent(name));
     }
 
+    @Override
+    public boolean supportsSharedHolds() {
+        return true;
+    }
+
+    /**
+     * A read run: its node (marked as a read node, see {@link LockPaths}) joins the same queue as the write nodes,
+     * and holds once no write node is ahead of it but {@code ownWrite}'s (a downgrade).
+     */
+    @Override
+    public ZooKeeperHold newSharedHold(String name, String owner, ZooKeeperHold ownWrite) {
+        return new ZooKeeperHold(name, owner, paths.parent(name), true, ownWrite);
+    }
+
     // ---------------------------------------------------------------- acquire
 
     @Override
@@ -187,11 +208,13 @@ final class ZooKeeperLockStore implements LockStore<ZooKeeperHold> {
                 }
                 List<String> queue = new ArrayList<>(children.size());
                 for (String child : children) {
-                    if (!child.equals(node.child()) && LockPaths.isOfClient(child, hold.owner)
+                    if (!hold.shared && !LockPaths.isRead(child) && !child.equals(node.child())
+                            && LockPaths.isOfClient(child, hold.owner)
                             && !LockPaths.isLaterRun(LockPaths.owner(child), hold.owner)) {
-                        // This provider's but not this run's node: a create whose answer never arrived, or the node
-                        // of an ended run whose delete has not landed yet. No other run of this provider holds or
-                        // waits for the name now, so it must not keep a place.
+                        // This provider's but not this run's write node: a create whose answer never arrived, or the
+                        // node of an ended run whose delete has not landed yet. No other write run of this provider
+                        // holds or waits for the name now, so it must not keep a place. (Several read runs of one
+                        // provider may hold or wait at once: their nodes are never taken for strays.)
                         calls.deleteWithin(parent + "/" + child, deadline, "delete a stray node of this provider");
                     } else {
                         queue.add(child);
@@ -199,7 +222,8 @@ final class ZooKeeperLockStore implements LockStore<ZooKeeperHold> {
                 }
                 queue.sort(LockPaths.BY_SEQUENCE);
                 int index = queue.indexOf(node.child());
-                if (index == 0) {
+                int blocker = hold.shared ? writerAhead(queue, index, hold.ownWrite) : index - 1;
+                if (blocker < 0) {
                     if (hold.acquire(node)) {
                         return Acquisition.acquired(node.czxid());
                     }
@@ -218,7 +242,7 @@ final class ZooKeeperLockStore implements LockStore<ZooKeeperHold> {
                     }
                     return Acquisition.busy();
                 }
-                if (watch(parent + "/" + queue.get(index - 1), hold, deadline)) {
+                if (watch(parent + "/" + queue.get(blocker), hold, deadline)) {
                     return Acquisition.watched(null);
                 }
                 // The predecessor went away between the listing and the watch: look again.
@@ -238,6 +262,21 @@ final class ZooKeeperLockStore implements LockStore<ZooKeeperHold> {
             }
             throw e;
         }
+    }
+
+    /**
+     * The position of the write node nearest ahead of a read node at {@code index} of the sorted queue, other than
+     * the node of {@code ownWrite} (the reader's own write hold), or -1 if none: a read node waits only for writers.
+     */
+    private static int writerAhead(List<String> queue, int index, ZooKeeperHold ownWrite) {
+        Node own = ownWrite == null ? null : ownWrite.heldNode();
+        for (int i = index - 1; i >= 0; i--) {
+            String child = queue.get(i);
+            if (!LockPaths.isRead(child) && (own == null || !own.child().equals(child))) {
+                return i;
+            }
+        }
+        return -1;
     }
 
     /** A new node and, if its listing could be sent behind the create, the parent's children after it. */
@@ -278,7 +317,7 @@ final class ZooKeeperLockStore implements LockStore<ZooKeeperHold> {
     }
 
     private CompletableFuture<CuratorEvent> startCreate(ZooKeeperHold hold) {
-        String prefix = paths.nodePrefix(hold.name, hold.owner);
+        String prefix = paths.nodePrefix(hold.name, hold.owner, hold.shared);
         try {
             return CuratorCalls.launch(callback -> {
                 var builder = client.create().creatingParentContainersIfNeeded().withProtection()

@@ -119,4 +119,25 @@ class LockPathsTest {
         assertThat(queue).containsExactly(theirs, mine);
         assertThat(new LockPaths("orders").nodePrefix("a/b", owner)).isEqualTo("/orders/a%2Fb/" + owner + "-");
     }
+
+    @Test
+    @DisplayName("read nodes carry ~r after the owner id, and are recognised as read nodes of that owner")
+    void readNodeNames() {
+        String client = "0123456789abcdef0123456789abcdef";
+        String owner = client + ".1c";
+        String prefix = new LockPaths("orders").nodePrefix("a", owner, true);
+        assertThat(prefix).isEqualTo("/orders/a/" + owner + "~r-");
+        String read = "_c_2d1e7c5c-3b7a-4f0e-9f43-2b8f4a7e6d11-" + owner + "~r-0000000012";
+        String write = "_c_2d1e7c5c-3b7a-4f0e-9f43-2b8f4a7e6d11-" + owner + "-0000000013";
+        assertThat(LockPaths.isRead(read)).isTrue();
+        assertThat(LockPaths.isRead(write)).isFalse();
+        assertThat(LockPaths.isRead("-0000000001")).isFalse();
+        assertThat(LockPaths.owner(read)).isEqualTo(owner);
+        assertThat(LockPaths.isOwnedBy(read, owner)).isTrue();
+        assertThat(LockPaths.isOwnedBy(read, client + ".1")).as("an owner id that is a prefix of the node's")
+                .isFalse();
+        assertThat(LockPaths.isOfClient(read, owner)).isTrue();
+        assertThat(LockPaths.sequence(read)).isEqualTo(12);
+        assertThat(new LockPaths("orders").nodePrefix("a", owner, false)).isEqualTo("/orders/a/" + owner + "-");
+    }
 }

@@ -55,12 +55,6 @@ class ZooKeeperClusterContractTest extends LockProviderContract {
         return ZooKeeperFixture.closingClient(ZooKeeperLockProviders.builder(client).options(options).build(), client);
     }
 
-    /** Read holds are not built for this backend yet (docs/primitives.md): the kit checks the clear refusal. */
-    @Override
-    protected boolean supportsReadWriteLocks() {
-        return false;
-    }
-
     @Override
     protected long storeOperationCount() {
         return REQUESTS.get();

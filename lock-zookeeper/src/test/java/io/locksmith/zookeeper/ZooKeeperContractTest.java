@@ -63,12 +63,6 @@ class ZooKeeperContractTest extends LockProviderContract {
                 options, CountingZooKeeper.factory(REQUESTS, HANDLES));
     }
 
-    /** Read holds are not built for this backend yet (docs/primitives.md): the kit checks the clear refusal. */
-    @Override
-    protected boolean supportsReadWriteLocks() {
-        return false;
-    }
-
     @Override
     protected long storeOperationCount() {
         return REQUESTS.get();

@@ -1,7 +1,9 @@
 package io.locksmith.zookeeper;
 
 import io.locksmith.DistributedLock;
+import io.locksmith.DistributedReadWriteLock;
 import io.locksmith.LockBackendException;
+import io.locksmith.LockInfo;
 import io.locksmith.LockLostException;
 import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
@@ -193,6 +195,21 @@ final class ZooKeeperFixture {
             @Override
             public DistributedLock getLock(String name) {
                 return provider.getLock(name);
+            }
+
+            @Override
+            public DistributedReadWriteLock getReadWriteLock(String name) {
+                return provider.getReadWriteLock(name);
+            }
+
+            @Override
+            public LockInfo inspect(String name) {
+                return provider.inspect(name);
+            }
+
+            @Override
+            public boolean forceRelease(String name) {
+                return provider.forceRelease(name);
             }
 
             @Override
