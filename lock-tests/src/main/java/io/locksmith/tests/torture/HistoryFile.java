@@ -25,12 +25,14 @@ import java.util.function.Consumer;
  * <pre>
  * START    nanos pid threads
  * ACQ      thread name t0 t1 token      lock call started at t0, returned holding at t1
+ * ACQR     thread name t0 t1 token      the same for the read lock of a read-write lock (a shared hold)
  * BUSY     thread name t0 t1            tryLock returned false
  * ERR      thread name t stage message  an exception other than a lost hold
  * LOST     thread name t stage message  LockLostException (the hold ended without its owner knowing)
  * CS       thread name t                a critical section begins inside a hold that spans several (a
  *                                       leader's term); the WRITE that follows ends it
  * WRITE    thread name t read written   the unguarded counter was read and written inside the hold
+ * READ     thread name t first last     a read hold read the counter twice, before and after its sleep
  * REL      thread name t                about to unlock: the end of the hold as its owner saw it
  * UNLOCKED thread name t                unlock returned normally: the store confirmed the hold to the end
  * DONE     thread t operations          the thread finished its loop
@@ -46,11 +48,13 @@ final class HistoryFile implements AutoCloseable {
 
     static final String START = "START";
     static final String ACQ = "ACQ";
+    static final String ACQR = "ACQR";
     static final String BUSY = "BUSY";
     static final String ERR = "ERR";
     static final String LOST = "LOST";
     static final String CS = "CS";
     static final String WRITE = "WRITE";
+    static final String READ = "READ";
     static final String REL = "REL";
     static final String UNLOCKED = "UNLOCKED";
     static final String DONE = "DONE";
@@ -95,6 +99,14 @@ final class HistoryFile implements AutoCloseable {
 
     void acquired(int thread, int name, long t0, long t1, long token) {
         line(ACQ, thread, name, t0, t1, token);
+    }
+
+    void acquiredShared(int thread, int name, long t0, long t1, long token) {
+        line(ACQR, thread, name, t0, t1, token);
+    }
+
+    void read(int thread, int name, long t, long first, long last) {
+        line(READ, thread, name, t, first, last);
     }
 
     void busy(int thread, int name, long t0, long t1) {

@@ -79,7 +79,7 @@ final class HistoryTail {
                 long t = Long.parseLong(f[3]);
                 lastError = lastError == Long.MIN_VALUE || t - lastError > 0 ? t : lastError;
             }
-            case HistoryFile.ACQ -> {
+            case HistoryFile.ACQ, HistoryFile.ACQR -> {
                 operating = true;
                 int name = Integer.parseInt(f[2]);
                 holding.put(Integer.parseInt(f[1]), name);
@@ -87,7 +87,7 @@ final class HistoryTail {
                 lastAcquired[name] = Math.max(lastAcquired[name], Long.parseLong(f[4]));
             }
             case HistoryFile.CS -> written.remove(Integer.parseInt(f[1]));
-            case HistoryFile.WRITE -> written.add(Integer.parseInt(f[1]));
+            case HistoryFile.WRITE, HistoryFile.READ -> written.add(Integer.parseInt(f[1]));
             case HistoryFile.REL -> {
                 holding.remove(Integer.parseInt(f[1]));
                 written.remove(Integer.parseInt(f[1]));

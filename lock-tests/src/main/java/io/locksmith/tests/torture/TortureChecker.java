@@ -212,9 +212,9 @@ public final class TortureChecker {
                     threads[0] = Integer.parseInt(f[3]);
                     firstStart = Math.min(firstStart, Long.parseLong(f[1]));
                 }
-                case HistoryFile.ACQ -> {
+                case HistoryFile.ACQ, HistoryFile.ACQR -> {
                     Hold h = new Hold(worker, Integer.parseInt(f[1]), Integer.parseInt(f[2]), Long.parseLong(f[3]),
-                            Long.parseLong(f[4]), Long.parseLong(f[5]));
+                            Long.parseLong(f[4]), Long.parseLong(f[5]), f[0].equals(HistoryFile.ACQR));
                     current.put(h.thread, h);
                     holds.get(h.name).add(h);
                     mine.add(h);
@@ -297,7 +297,7 @@ public final class TortureChecker {
 
     /** The hold whose unlock outcome this is; a dummy if the unlock belonged to no recorded hold. */
     private static Hold outcome(Hold h) {
-        return h != null && h.released ? h : new Hold(-1, -1, -1, 0, 0, 0);
+        return h != null && h.released ? h : new Hold(-1, -1, -1, 0, 0, 0, false);
     }
 
     // ------------------------------------------------------------------ analyses
@@ -314,6 +314,9 @@ public final class TortureChecker {
         for (Hold h : list) {
             active.removeIf(a -> a.end <= h.t1);
             for (Hold a : active) {
+                if (a.shared && h.shared) {
+                    continue; // read holds of a read-write lock may overlap each other
+                }
                 if (a.lost || a.failed || h.lost || h.failed) {
                     for (Hold either : List.of(a, h)) {
                         if ((either.lost || either.failed) && lostAndOverlapped.add(either)) {
@@ -336,13 +339,18 @@ public final class TortureChecker {
         return counts;
     }
 
-    /** Counts acquisitions whose token is not above an acquisition certainly before it, or repeats one. */
+    /**
+     * Counts acquisitions whose token is not above an acquisition certainly before it, or repeats one. A read hold
+     * of a read-write lock is flagged only if its token is below a write's certainly before it (reads share the
+     * last write's token, or carry one of their own between two writes'); a write's must exceed reads' too.
+     */
     private long tokens(int name, List<Hold> byEnd) {
         List<Hold> byStart = new ArrayList<>(byEnd);
         byStart.sort(Comparator.comparingLong(h -> h.t0));
         long count = 0;
         int p = 0;
         Hold highest = null;
+        Hold highestWrite = null;
         Map<Long, Hold> seen = new HashMap<>();
         for (Hold y : byStart) {
             while (p < byEnd.size() && byEnd.get(p).t1 < y.t0) {
@@ -350,6 +358,17 @@ public final class TortureChecker {
                 if (highest == null || x.token > highest.token) {
                     highest = x;
                 }
+                if (!x.shared && (highestWrite == null || x.token > highestWrite.token)) {
+                    highestWrite = x;
+                }
+            }
+            if (y.shared) {
+                if (highestWrite != null && highestWrite.token > y.token) {
+                    count++;
+                    note("READ TOKEN BELOW AN EARLIER WRITE'S on '" + info.names().get(name) + "': " + y
+                            + " got token " + y.token + " after " + highestWrite + " had got " + highestWrite.token);
+                }
+                continue;
             }
             Hold twin = seen.putIfAbsent(y.token, y);
             if (highest != null && highest.token >= y.token) {
@@ -387,7 +406,10 @@ public final class TortureChecker {
             this.byStart = byStart;
             this.counts = counts;
             for (Hold h : byStart) {
-                grants.put(List.of((long) h.worker, (long) h.thread, h.token), h);
+                // readers never write the fenced resource, and may carry the token of their thread's last write
+                if (!h.shared) {
+                    grants.put(List.of((long) h.worker, (long) h.thread, h.token), h);
+                }
             }
         }
 
@@ -431,7 +453,10 @@ public final class TortureChecker {
                 note("FENCE on '" + label + "': " + h + " wrote at " + t + " outside its hold");
             }
             while (next < byStart.size() && byStart.get(next).t1 < t) {
-                granted = Math.max(granted, byStart.get(next++).token);
+                Hold later = byStart.get(next++);
+                if (!later.shared) {
+                    granted = Math.max(granted, later.token);
+                }
             }
             if (accepted && granted > token) {
                 counts[2]++;
@@ -546,6 +571,8 @@ public final class TortureChecker {
         final long t0;
         final long t1;
         final long token;
+        /** Whether this is a read hold of a read-write lock, which may overlap other read holds. */
+        final boolean shared;
         long end = Long.MAX_VALUE;
         boolean released;
         boolean clean;
@@ -553,18 +580,19 @@ public final class TortureChecker {
         boolean failed;
         boolean killed;
 
-        Hold(int worker, int thread, int name, long t0, long t1, long token) {
+        Hold(int worker, int thread, int name, long t0, long t1, long token, boolean shared) {
             this.worker = worker;
             this.thread = thread;
             this.name = name;
             this.t0 = t0;
             this.t1 = t1;
             this.token = token;
+            this.shared = shared;
         }
 
         @Override
         public String toString() {
-            return "worker " + worker + " thread " + thread + " (token " + token + ")";
+            return "worker " + worker + " thread " + thread + (shared ? " reading" : "") + " (token " + token + ")";
         }
     }
 

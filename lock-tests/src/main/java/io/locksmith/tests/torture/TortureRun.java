@@ -214,6 +214,18 @@ public final class TortureRun {
         }
 
         /**
+         * Take the read-write locks of the names set so far ({@link #lockNames(int)}) instead of plain locks: two
+         * operations in three (all but every third of each thread) take the read lock (read the counter, sleep for the critical section, read it again),
+         * the others the write lock (the guarded operation of a lock run). The history records read holds apart, so
+         * the checks allow read holds to overlap each other but nothing else, and require every read's fencing token
+         * to be at least the last write's before it and every write's to exceed every hold's before it.
+         */
+        public Builder readWrite() {
+            this.primitive = WorkerSpec.READ_WRITE;
+            return this;
+        }
+
+        /**
          * Run leader election on {@code name} instead of taking locks: each worker keeps one candidacy
          * ({@code LockProvider.leadership}), and while it leads its thread 0 does the guarded operations with the
          * epoch as the fencing token, relinquishing after every {@code termOperations} of them so that leadership

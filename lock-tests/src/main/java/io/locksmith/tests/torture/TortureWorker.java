@@ -1,6 +1,7 @@
 package io.locksmith.tests.torture;
 
 import io.locksmith.DistributedLock;
+import io.locksmith.DistributedReadWriteLock;
 import io.locksmith.DistributedSemaphore;
 import io.locksmith.Leadership;
 import io.locksmith.LeadershipListener;
@@ -97,8 +98,16 @@ public final class TortureWorker {
         DistributedSemaphore semaphore = spec.primitive().equals(WorkerSpec.SEMAPHORE)
                 ? provider.getSemaphore(spec.semaphoreName(), names) : null;
         boolean leadership = spec.primitive().equals(WorkerSpec.LEADERSHIP);
+        DistributedLock[] readLocks = spec.primitive().equals(WorkerSpec.READ_WRITE) ? new DistributedLock[names]
+                : null;
         for (int n = 0; n < names; n++) {
-            locks[n] = provider.getLock(spec.names().get(n));
+            if (readLocks != null) {
+                DistributedReadWriteLock rw = provider.getReadWriteLock(spec.names().get(n));
+                readLocks[n] = rw.readLock();
+                locks[n] = rw.writeLock();
+            } else {
+                locks[n] = provider.getLock(spec.names().get(n));
+            }
             counters[n] = CounterFile.open(spec.directory(), n);
             fences[n] = FencedFile.open(spec.directory(), n);
         }
@@ -118,7 +127,7 @@ public final class TortureWorker {
                             history.done(thread, System.nanoTime(), 0); // one thread leads; the others idle
                         }
                     } else if (semaphore == null) {
-                        loop(thread, locks, counters, fences);
+                        loop(thread, locks, readLocks, counters, fences);
                     } else {
                         permitLoop(thread, semaphore, counters, fences);
                     }
@@ -154,13 +163,19 @@ public final class TortureWorker {
         return factory.create(URI.create(spec.uri()), spec.options());
     }
 
-    private void loop(int thread, DistributedLock[] locks, CounterFile[] counters, FencedFile[] fences) {
+    /**
+     * The loop of a lock run, and of a read-write run ({@code readLocks} not null), where two operations in three (all
+     * but every third) take the read lock of the name instead.
+     */
+    private void loop(int thread, DistributedLock[] locks, DistributedLock[] readLocks, CounterFile[] counters,
+            FencedFile[] fences) {
         long waitNanos = spec.acquireWait().toNanos();
         long operations = 0;
         while (operations < spec.operations() || !scheduleDone) {
             operations++;
             int name = ThreadLocalRandom.current().nextInt(locks.length);
-            DistributedLock lock = locks[name];
+            boolean reads = readLocks != null && operations % 3 != 0;
+            DistributedLock lock = reads ? readLocks[name] : locks[name];
             long t0 = System.nanoTime();
             operationName.set(thread, name);
             operationStart.set(thread, t0);
@@ -188,10 +203,45 @@ public final class TortureWorker {
                 continue;
             }
             int held = name;
-            guarded(thread, name, t0, t1, lock::fencingToken, () -> unlock(thread, held, lock), counters[name],
-                    fences[name]);
+            if (reads) {
+                reading(thread, name, t0, t1, lock, counters[name]);
+            } else {
+                guarded(thread, name, t0, t1, lock::fencingToken, () -> unlock(thread, held, lock), counters[name],
+                        fences[name]);
+            }
         }
         history.done(thread, System.nanoTime(), operations);
+    }
+
+    /**
+     * One read hold, from its grant: record it as shared, read the counter before and after the critical section's
+     * sleep (a writer inside the hold would change it), release. Readers do not write the fenced resource.
+     */
+    private void reading(int thread, int name, long t0, long t1, DistributedLock lock, CounterFile counter) {
+        long fencing;
+        try {
+            fencing = lock.fencingToken();
+        } catch (LockLostException e) {
+            history.lost(thread, name, System.nanoTime(), "token", e);
+            unlock(thread, name, lock);
+            operationStart.set(thread, 0);
+            return;
+        }
+        history.acquiredShared(thread, name, t0, t1, fencing);
+        try {
+            long first = counter.read();
+            long sleepNanos = spec.criticalSection().toNanos();
+            if (sleepNanos > 0) {
+                LockSupport.parkNanos(sleepNanos);
+            }
+            history.read(thread, name, System.nanoTime(), first, counter.read());
+        } catch (RuntimeException e) {
+            history.error(thread, name, System.nanoTime(), "critical-section", e);
+        } finally {
+            history.releasing(thread, name, System.nanoTime());
+            unlock(thread, name, lock);
+            operationStart.set(thread, 0);
+        }
     }
 
     /** One hold, from its grant: record it, do the guarded operation ({@link #critical}), release. */

@@ -37,8 +37,9 @@ import java.util.Random;
  * @param callFaultRate for worker 0 only: the share of its store calls (acquire, release, renew) that the store
  *     applies and whose answer is then lost, so the call fails with a timeout; 0 for none
  * @param primitive what the threads take: {@code lock} (the locks of {@code names}), {@code semaphore} (permits of
- *     the semaphore whose permit locks are {@code names}, in permit order) or {@code leadership} (one candidacy per
- *     worker for the one name of {@code names}; thread 0 does the leader's work)
+ *     the semaphore whose permit locks are {@code names}, in permit order), {@code readwrite} (the read and write
+ *     locks of the read-write locks of {@code names}) or {@code leadership} (one candidacy per worker for the one
+ *     name of {@code names}; thread 0 does the leader's work)
  * @param termOperations in a leadership run, after how many operations a leader relinquishes
  */
 record WorkerSpec(String uri, String factory, int worker, int threads, List<String> names, int operations,
@@ -48,6 +49,7 @@ record WorkerSpec(String uri, String factory, int worker, int threads, List<Stri
 
     static final String LOCK = "lock";
     static final String SEMAPHORE = "semaphore";
+    static final String READ_WRITE = "readwrite";
     static final String LEADERSHIP = "leadership";
 
     WorkerSpec {

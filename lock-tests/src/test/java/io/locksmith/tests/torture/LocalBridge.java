@@ -51,6 +51,7 @@ final class LocalBridge implements AutoCloseable {
     private static final byte FORCE_RELEASE = 5;
     private static final byte SUBSCRIBE = 6;
     private static final byte UNSUBSCRIBE = 7;
+    private static final byte ACQUIRE_SHARED = 8;
     private static final byte OK = 0;
     private static final byte BACKEND_ERROR = 1;
     private static final byte OTHER_ERROR = 2;
@@ -146,8 +147,17 @@ final class LocalBridge implements AutoCloseable {
             throws IOException {
         try {
             switch (op) {
-                case ACQUIRE -> {
-                    H hold = store.newHold(in.readUTF(), in.readUTF());
+                case ACQUIRE, ACQUIRE_SHARED -> {
+                    String name = in.readUTF();
+                    String owner = in.readUTF();
+                    H hold;
+                    if (op == ACQUIRE_SHARED) {
+                        String ownWrite = in.readUTF();
+                        hold = store.newSharedHold(name, owner, ownWrite.isEmpty() ? null
+                                : store.newHold(name, ownWrite));
+                    } else {
+                        hold = store.newHold(name, owner);
+                    }
                     Acquisition a = store.tryAcquire(hold, Duration.ofNanos(in.readLong()),
                             Duration.ofNanos(in.readLong()), null);
                     out.writeByte(OK);
@@ -266,8 +276,11 @@ final class LocalBridge implements AutoCloseable {
     /** The worker side: a {@link LockStore} whose every call is a round trip to the bridge. */
     static final class Client implements LockStore<Client.BridgeHold> {
 
-        /** One acquisition run, as the bridge's server side makes it again from the name and owner id. */
-        record BridgeHold(String name, String owner) {
+        /**
+         * One acquisition run, as the bridge's server side makes it again from the name and owner id (and, for a read
+         * run, the owner id of the caller's own write hold, or empty): the local server tells holds by owner id.
+         */
+        record BridgeHold(String name, String owner, boolean shared, String ownWrite) {
         }
 
         private final String host;
@@ -292,15 +305,28 @@ final class LocalBridge implements AutoCloseable {
 
         @Override
         public BridgeHold newHold(String name, String owner) {
-            return new BridgeHold(name, owner);
+            return new BridgeHold(name, owner, false, "");
+        }
+
+        @Override
+        public boolean supportsSharedHolds() {
+            return true;
+        }
+
+        @Override
+        public BridgeHold newSharedHold(String name, String owner, BridgeHold ownWrite) {
+            return new BridgeHold(name, owner, true, ownWrite == null ? "" : ownWrite.owner());
         }
 
         @Override
         public Acquisition tryAcquire(BridgeHold hold, Duration lease, Duration wait, Runnable wakeUp) {
             return call(c -> {
-                c.out.writeByte(ACQUIRE);
+                c.out.writeByte(hold.shared() ? ACQUIRE_SHARED : ACQUIRE);
                 c.out.writeUTF(hold.name());
                 c.out.writeUTF(hold.owner());
+                if (hold.shared()) {
+                    c.out.writeUTF(hold.ownWrite());
+                }
                 c.out.writeLong(lease.toNanos());
                 c.out.writeLong(wait.toNanos());
             }, c -> {

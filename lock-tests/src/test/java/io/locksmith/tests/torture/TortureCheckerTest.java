@@ -160,6 +160,76 @@ class TortureCheckerTest {
     }
 
     @Nested
+    @DisplayName("read holds of read-write locks")
+    class ReadHolds {
+
+        /** A read hold, confirmed: ACQR, READ, REL, UNLOCKED. */
+        private void read(HistoryFile worker, int thread, int name, long t0, long t1, long end, long token) {
+            worker.acquiredShared(thread, name, t0, t1, token);
+            worker.read(thread, name, end - 1, 0, 0);
+            worker.releasing(thread, name, end);
+            worker.unlocked(thread, name, end + 1);
+        }
+
+        @Test
+        @DisplayName("read holds overlap each other freely, with the last write's token or their own above it")
+        void readersOverlap() {
+            try (SyntheticRun run = twoWorkers()) {
+                run.hold(0, 0, 0, 100, 150, 4);
+                read(run.worker(0, 10), 0, 0, 160, 170, 400, 4);
+                read(run.worker(1, 10), 0, 0, 165, 180, 300, 7);
+                run.hold(1, 0, 0, 410, 420, 8);
+                run.finish(0, 900);
+                run.finish(1, 900);
+
+                TortureReport report = run.check();
+
+                assertThat(report.overlaps()).isZero();
+                assertThat(report.nonMonotonicTokens()).isZero();
+                assertThat(report.isClean()).as(report.summary()).isTrue();
+            }
+        }
+
+        @Test
+        @DisplayName("a read hold that overlaps a write hold is a violation")
+        void readerBesideWriter() {
+            try (SyntheticRun run = twoWorkers()) {
+                run.hold(0, 0, 0, 100, 200, 4);
+                read(run.worker(1, 10), 0, 0, 120, 150, 300, 4);
+                run.finish(0, 900);
+                run.finish(1, 900);
+
+                TortureReport report = run.check();
+
+                assertThat(report.overlaps()).isEqualTo(1);
+                assertThat(report.violations()).singleElement().asString().startsWith("OVERLAP on 'a'")
+                        .contains("worker 1 thread 0 reading (token 4)");
+            }
+        }
+
+        @Test
+        @DisplayName("a read token below a write's certainly before it, or a write token not above a read's, is reported")
+        void readTokens() {
+            try (SyntheticRun run = twoWorkers()) {
+                run.hold(0, 0, 0, 100, 150, 5);
+                read(run.worker(1, 10), 0, 0, 160, 170, 200, 4);
+                read(run.worker(1, 10), 0, 0, 210, 220, 230, 9);
+                run.hold(0, 0, 0, 240, 250, 8);
+                run.finish(0, 900);
+                run.finish(1, 900);
+
+                TortureReport report = run.check();
+
+                assertThat(report.nonMonotonicTokens()).isEqualTo(2);
+                assertThat(report.violations()).anySatisfy(v -> assertThat(v)
+                        .startsWith("READ TOKEN BELOW AN EARLIER WRITE'S on 'a'").contains("got token 4"));
+                assertThat(report.violations()).anySatisfy(v -> assertThat(v)
+                        .startsWith("TOKEN NOT INCREASING on 'a'").contains("got token 8").contains("had got 9"));
+            }
+        }
+    }
+
+    @Nested
     @DisplayName("fencing tokens")
     class Tokens {
 
