@@ -1768,7 +1768,12 @@ public final class StoreLockProvider<H> implements LockProvider {
         return ownerPrefix + Long.toHexString(ownerSequence.incrementAndGet());
     }
 
-    /** How many releases whose outcome is unknown are still being retried; for tests. */
+    /** How many lock entries are alive, and how many of them are read holds' ({@code [all, read]}); for tests. */
+    int[] entryCounts() {
+        return new int[] {entries.size(), readEntries.get()};
+    }
+
+        /** How many releases whose outcome is unknown are still being retried; for tests. */
     int pendingReleases() {
         return releases.size();
     }

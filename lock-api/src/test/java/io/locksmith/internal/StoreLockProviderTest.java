@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.locksmith.DistributedLock;
+import io.locksmith.DistributedReadWriteLock;
 import io.locksmith.LockBackendException;
+import io.locksmith.LockHandle;
 import io.locksmith.LockLostException;
 import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
@@ -330,6 +332,43 @@ class StoreLockProviderTest {
         assertThat(lock.tryLock(Duration.ofSeconds(Long.MAX_VALUE), Duration.ofSeconds(Long.MAX_VALUE))).isTrue();
         assertThat(lock.isHeldByCurrentThread()).isTrue();
         lock.unlock();
+    }
+
+    @Test
+    void readEntriesEndWithTheirHolds() throws Exception {
+        LockProvider provider = provider();
+        LockProvider operator = provider();
+        DistributedReadWriteLock rw = provider.getReadWriteLock("rw-entries");
+        rw.readLock().lock();
+        rw.readLock().lock();
+        Thread sibling = new Thread(() -> {
+            rw.readLock().lock();
+            rw.readLock().unlock();
+        });
+        sibling.start();
+        sibling.join();
+        LockHandle handle = rw.readLock().tryAcquireAsync(Duration.ofSeconds(5)).get(5, TimeUnit.SECONDS);
+        assertThat(((StoreLockProvider<?>) provider).entryCounts()).as("entries: the thread's read, the handle's read")
+                .containsExactly(2, 2);
+        assertThat(operator.inspect("rw-entries").owner()).hasValueSatisfying(owner ->
+                assertThat(owner).startsWith("readers "));
+        handle.close();
+        rw.readLock().unlock();
+        rw.readLock().unlock();
+        assertThat(((StoreLockProvider<?>) provider).entryCounts()).as("entries after every read ended")
+                .containsExactly(0, 0);
+        // a lost read hold keeps its entry until its thread hears of the loss
+        rw.readLock().lock();
+        assertThat(operator.forceRelease("rw-entries")).isTrue();
+        ((StoreLockProvider<?>) provider).renewAll();
+        assertThat(losses.poll(5, TimeUnit.SECONDS)).startsWith("rw-entries: ");
+        assertThat(((StoreLockProvider<?>) provider).entryCounts()).containsExactly(1, 1);
+        assertThatThrownBy(rw.readLock()::unlock).isInstanceOf(LockLostException.class);
+        assertThat(((StoreLockProvider<?>) provider).entryCounts()).as("entries after the loss was reported")
+                .containsExactly(0, 0);
+        // with no read entry left, the write lock is taken without looking for one
+        rw.writeLock().lock();
+        rw.writeLock().unlock();
     }
 
     @Test
