@@ -15,6 +15,7 @@ import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.UnaryOperator;
 
 /**
  * The SQL that differs between databases, and what the store must know of each database (its isolation level,
@@ -165,12 +166,13 @@ abstract class Dialect {
      * {@link PostgreSqlDialect#releaseSql}), and leaving both alone keeps the SET list free of assignments that
      * read each other, which MySQL evaluates left to right and the others all at once.
      */
-    final String acquireUpdate(String table, String tokenExpression) {
+    final String acquireUpdate(String table, String tokenExpression, boolean refuseReaders) {
         return "UPDATE " + table + " SET owner = ?, token = " + tokenExpression + ", acquired_at = " + now()
                 + ", expires_at = " + nowPlusMicros() + ", claimant = CASE WHEN claimant = ? OR claim_until <= "
                 + now() + " THEN NULL ELSE claimant END WHERE lock_key = ? AND (owner IS NULL OR expires_at <= "
                 + now() + ") AND (claimant IS NULL OR claimant = ? OR claim_until <= " + now() + " OR token -"
-                + " claim_token < " + LockStore.GRANTS_PAST_A_CLAIM + ")";
+                + " claim_token < " + LockStore.GRANTS_PAST_A_CLAIM + ")"
+                + (refuseReaders ? " AND (readers_until IS NULL OR readers_until <= " + now() + ")" : "");
     }
 
     /**
@@ -273,8 +275,56 @@ abstract class Dialect {
     /**
      * The acquisition statement, binding as {@link #acquireUpdate}: a query whose one row is the new token, or,
      * where {@link #tokenIsGeneratedKey}, an update whose generated key is the new token.
+     *
+     * @param refuseReaders whether the statement also refuses a row whose read holds may live (its
+     *     {@code readers_until} has not passed): the writer's first try on a table that keeps read holds. A
+     *     writer refused for readers alone takes the row past them and then counts them (see {@link LeaseStore}).
      */
-    abstract String acquireSql(String table);
+    final String acquireSql(String table, boolean refuseReaders) {
+        return returningToken(next -> acquireUpdate(table, next, refuseReaders), "token + 1");
+    }
+
+    /**
+     * The update {@code update} writes around the SQL expression of the row's new token, made into a statement
+     * that returns that token: see {@link #tokenIsGeneratedKey}.
+     */
+    abstract String returningToken(UnaryOperator<String> update, String next);
+
+    // ---------------------------------------------------------------- read holds (lease mode)
+
+    /**
+     * A read hold's grant on the lock's row, after the hold's own row was written ({@link #upsertReader}): where no
+     * writer holds the lock (or the one that does is {@code ownWrite}, for a downgrade) and no other run's claim
+     * lives, pushes {@code readers_until} to at least the hold's lease end, ends the run's own claim, and returns
+     * the row's token, which is the last write's; binds lease micros, lease micros, owner, key, ownWrite, owner. A
+     * reader yields to every live claim of another run, writers' and readers' alike: a claim is made only while
+     * a writer holds or waits.
+     */
+    final String readAcquireSql(String table) {
+        return returningToken(next -> "UPDATE " + table + " SET token = " + next + ", readers_until = CASE WHEN"
+                + " readers_until > " + nowPlusMicros() + " THEN readers_until ELSE " + nowPlusMicros() + " END,"
+                + " claimant = CASE WHEN claimant = ? THEN NULL ELSE claimant END WHERE lock_key = ? AND ((owner = ?"
+                + " AND expires_at > " + now() + ") OR ((owner IS NULL OR expires_at <= " + now() + ") AND"
+                + " (claimant IS NULL OR claimant = ? OR claim_until <= " + now() + ")))", "token");
+    }
+
+    /** Writes a read hold's own row with its lease end, or refreshes it; binds key, owner, lease micros. */
+    abstract String upsertReader(String table);
+
+    /**
+     * Deletes a read hold's row where its lease has not ended, which is its release; binds key, owner (and the
+     * channel where {@link #notifiesReleases}: the statement is then a query with one row if it released, which
+     * also wakes the row's waiters if a writer holds, waits past the readers or has claimed).
+     */
+    String releaseReaderSql(String table) {
+        return "DELETE FROM " + table + "_readers WHERE lock_key = ? AND owner = ? AND expires_at > " + now();
+    }
+
+    /**
+     * The statement that adds what read holds need to a lock table made from the DDL of an earlier version: the
+     * {@code readers_until} column (the readers' table is created by its own statement in {@link #ddl}).
+     */
+    abstract String addReadersColumn(String table);
 
     /**
      * Whether the token statements ({@link #acquireSql}, {@link #drawTokenSql}) are updates that return their

@@ -2,6 +2,7 @@ package io.locksmith.jdbc;
 
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.function.UnaryOperator;
 
 /** The SQL of H2 2.x. */
 final class H2Dialect extends Dialect {
@@ -51,8 +52,19 @@ final class H2Dialect extends Dialect {
     }
 
     @Override
-    String acquireSql(String table) {
-        return "SELECT token FROM FINAL TABLE (" + acquireUpdate(table, "token + 1") + ")";
+    String returningToken(UnaryOperator<String> update, String next) {
+        return "SELECT token FROM FINAL TABLE (" + update.apply(next) + ")";
+    }
+
+    @Override
+    String upsertReader(String table) {
+        return "MERGE INTO " + table + "_readers (lock_key, owner, expires_at) KEY (lock_key, owner) VALUES (?, ?, "
+                + nowPlusMicros() + ")";
+    }
+
+    @Override
+    String addReadersColumn(String table) {
+        return "ALTER TABLE " + table + " ADD COLUMN readers_until TIMESTAMP(6) WITH TIME ZONE";
     }
 
     @Override

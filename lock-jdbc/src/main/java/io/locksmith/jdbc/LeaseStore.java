@@ -11,10 +11,13 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -95,7 +98,19 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
 
     @Override
     public LeaseHold newHold(String name, String owner) {
-        return new LeaseHold(name, LockTable.key(namespace, name), owner);
+        return new LeaseHold(name, LockTable.key(namespace, name), owner, false, null);
+    }
+
+    /** Lease mode keeps read holds, on a table that has what they need (see {@link LockTable#readers}). */
+    @Override
+    public boolean supportsSharedHolds() {
+        return true;
+    }
+
+    @Override
+    public LeaseHold newSharedHold(String name, String owner, LeaseHold ownWrite) {
+        return new LeaseHold(name, LockTable.key(namespace, name), owner, true,
+                ownWrite == null ? null : ownWrite.owner);
     }
 
     @Override
@@ -112,20 +127,44 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
                 }
                 throw e;
             }
-            long token = table.compareAndSet(connection, hold.key, hold.owner, lease);
+            if (hold.shared && !table.readers()) {
+                throw new SQLException(table.readersMissing(), "42S02");
+            }
+            if (hold.pendingToken >= 0) {
+                Acquisition pending = awaitReaders(connection, hold, lease, wakeUp);
+                if (pending != null) {
+                    return pending;
+                }
+            }
+            if (hold.shared) {
+                hold.mayHaveRow = true; // before the statement: one whose answer is lost may still have written
+                table.upsertReader(connection, hold.key, hold.owner, lease);
+            }
+            long token = take(connection, hold, lease);
             // a run whose last attempt claimed found the row then, and rows in use are never deleted; any other
             // reads the row's token, which tells whether the row exists and, to a waiter, whether the lock changed
-            // hands since its last look
+            // hands since its last look. On a table with read holds a writer refused reads it always: the refusal
+            // may be for readers alone.
             long holderToken = -1;
-            if (token < 0 && !hold.claimHeld) {
-                holderToken = table.readToken(connection, hold.key);
+            if (token < 0 && (!hold.claimHeld || (table.readers() && !hold.shared))) {
+                LockTable.RowState row = table.readToken(connection, hold.key);
+                holderToken = row.token();
                 if (holderToken < 0 && table.insertIfAbsent(connection, hold.key, namespace, hold.name) > 0) {
                     // a new row is free, unless another client took it first
-                    token = table.compareAndSet(connection, hold.key, hold.owner, lease);
+                    token = take(connection, hold, lease);
+                } else if (row.readersMayLive() && !hold.shared) {
+                    Acquisition past = takePastReaders(connection, hold, lease, wakeUp);
+                    if (past != null) {
+                        return past;
+                    }
                 }
             }
             if (token >= 0) {
                 return Acquisition.acquired(token);
+            }
+            if (hold.shared) {
+                table.deleteReader(connection, hold.key, hold.owner);
+                hold.mayHaveRow = false;
             }
             if (wakeUp == null) {
                 return Acquisition.busy(); // the caller does not wait, so it claims no turn
@@ -152,6 +191,57 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
         }
     }
 
+    /** One compare-and-set of the run: a writer's that refuses while readers may live, or a reader's grant. */
+    private long take(Connection connection, LeaseHold hold, Duration lease) throws SQLException {
+        return hold.shared ? table.readAcquire(connection, hold.key, hold.owner, hold.ownWrite, lease)
+                : table.compareAndSet(connection, hold.key, hold.owner, lease);
+    }
+
+    /**
+     * A writer refused while read holds may live: takes the row past them, which keeps every new reader out, and
+     * counts the live ones. None: the lock is the writer's. Some: the run keeps the row, waiting, and its next
+     * attempts count again ({@link #awaitReaders}). Null if the row is not free of writers, or a claim refused
+     * the run: the caller goes on as for any busy row.
+     */
+    private Acquisition takePastReaders(Connection connection, LeaseHold hold, Duration lease, Runnable wakeUp)
+            throws SQLException {
+        hold.mayHaveClaimed = true; // the row's claim, if the run's, ends with this take
+        long token = table.compareAndSetPastReaders(connection, hold.key, hold.owner, lease);
+        if (token < 0) {
+            return null;
+        }
+        hold.claimHeld = false;
+        hold.pendingToken = token;
+        Acquisition outcome = awaitReaders(connection, hold, lease, wakeUp);
+        return outcome != null ? outcome : Acquisition.busy(); // the take was lost at once: look again
+    }
+
+    /**
+     * A writer run that holds the row past live readers: if the row is still its own (renewed for another lease),
+     * the lock once no reader is left, else busy until the longest reader's lease ends (a release wakes it sooner
+     * on PostgreSQL). A caller that does not wait gives the row back. Null if the row is no longer the run's (its
+     * lease ended while it waited, or it was force-released): the run starts over.
+     */
+    private Acquisition awaitReaders(Connection connection, LeaseHold hold, Duration lease, Runnable wakeUp)
+            throws SQLException {
+        long token = hold.pendingToken;
+        if (!table.refreshPending(connection, hold.key, hold.owner, lease)) {
+            hold.pendingToken = -1;
+            return null;
+        }
+        LockTable.LiveReaders readers = table.liveReaders(connection, hold.key);
+        if (readers.count() == 0) {
+            hold.pendingToken = -1;
+            return Acquisition.acquired(token);
+        }
+        if (wakeUp == null) {
+            hold.pendingToken = -1;
+            table.release(connection, hold.key, hold.owner, channel);
+            return Acquisition.busy();
+        }
+        return Acquisition.busy(readers.longestLeft());
+    }
+
     /**
      * Frees the row if the hold's lease has not ended (an expired hold was no longer guaranteed, and the caller
      * must hear so). A run that holds has no claim, since its grant ended it; one that does not hold may still
@@ -160,8 +250,13 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
      */
     @Override
     public boolean release(LeaseHold hold) {
+        if (hold.shared && !hold.mayHaveRow && !hold.mayHaveClaimed) {
+            return false; // nothing of the run was ever written
+        }
         return table.call("releasing '" + hold.name + "'", connection -> {
-            boolean released = table.release(connection, hold.key, hold.owner, channel);
+            boolean released = hold.shared ? table.releaseReader(connection, hold.key, hold.owner, channel)
+                    : table.release(connection, hold.key, hold.owner, channel);
+            hold.pendingToken = -1;
             if (!released && hold.mayHaveClaimed) {
                 table.dropClaim(connection, hold.key, hold.owner, channel);
             }
@@ -172,7 +267,12 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
     /** Ends the claim of a run that stopped waiting, if it ever claimed. */
     @Override
     public void abandon(LeaseHold hold) {
-        if (hold.mayHaveClaimed) {
+        if (hold.pendingToken >= 0) {
+            // a writer that held the row past its readers gives it back
+            hold.pendingToken = -1;
+            table.call("giving back '" + hold.name + "'", connection ->
+                    table.release(connection, hold.key, hold.owner, channel));
+        } else if (hold.mayHaveClaimed) {
             table.call("dropping the claim on '" + hold.name + "'", connection -> {
                 table.dropClaim(connection, hold.key, hold.owner, channel);
                 return null;
@@ -185,45 +285,124 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
         if (holds.isEmpty()) {
             return RenewResult.allRenewed();
         }
+        List<LeaseHold> writes = new ArrayList<>(holds.size());
+        List<LeaseHold> reads = new ArrayList<>();
+        for (LeaseHold hold : holds) {
+            (hold.shared ? reads : writes).add(hold);
+        }
         return table.call("renewing " + holds.size() + " lock(s)", connection -> {
-            Dialect dialect = table.dialect();
-            // The keys in an IN list, which every database finds by the primary key; then each key with its owner
-            // id, so that a row is extended only for the hold it was given for.
-            int n = holds.size();
-            String ours = " WHERE expires_at > " + dialect.now() + " AND lock_key IN (" + "?, ".repeat(n - 1)
-                    + "?) AND (" + "(lock_key = ? AND owner = ?) OR ".repeat(n - 1) + "(lock_key = ? AND owner = ?))";
-            int extended;
-            try (PreparedStatement update = connection.prepareStatement("UPDATE " + table.name()
-                    + " SET expires_at = " + dialect.nowPlusMicros() + ours)) {
-                update.setQueryTimeout(table.queryTimeoutSeconds());
-                update.setLong(1, Dialect.micros(lease));
-                bindHolds(update, 2, holds);
-                extended = update.executeUpdate();
-            }
-            if (extended == n) {
-                return RenewResult.<LeaseHold>allRenewed();
-            }
-            // Fewer rows than holds: find the rows still held by their hold's owner (just extended); the rest are
-            // gone.
-            Set<Row> kept = new HashSet<>();
-            try (PreparedStatement select = connection.prepareStatement("SELECT lock_key, owner FROM "
-                    + table.name() + ours)) {
-                select.setQueryTimeout(table.queryTimeoutSeconds());
-                bindHolds(select, 1, holds);
-                try (ResultSet rows = select.executeQuery()) {
-                    while (rows.next()) {
-                        kept.add(new Row(rows.getBytes(1), rows.getString(2)));
-                    }
-                }
-            }
             Set<LeaseHold> gone = new HashSet<>();
-            for (LeaseHold hold : holds) {
-                if (!kept.contains(new Row(hold.key, hold.owner))) {
-                    gone.add(hold);
+            if (!writes.isEmpty()) {
+                gone.addAll(extend(connection, table.name(), writes, lease));
+            }
+            if (!reads.isEmpty()) {
+                renewReads(connection, reads, lease, gone);
+            }
+            return gone.isEmpty() ? RenewResult.<LeaseHold>allRenewed() : RenewResult.gone(gone);
+        });
+    }
+
+    /**
+     * Renews read holds: first each hold's own row, which decides whether the hold lives; then, for the live ones,
+     * the lock rows' {@code readers_until}, so that it reaches past each renewed row's lease end. A lock row whose
+     * {@code readers_until} had passed meanwhile may have let a writer in: its read holds are lost too.
+     */
+    private void renewReads(Connection connection, List<LeaseHold> reads, Duration lease, Set<LeaseHold> gone)
+            throws SQLException {
+        Set<LeaseHold> lost = extend(connection, table.name() + "_readers", reads, lease);
+        gone.addAll(lost);
+        List<LeaseHold> live = new ArrayList<>(reads);
+        live.removeAll(lost);
+        Map<Row, List<LeaseHold>> byLock = new LinkedHashMap<>();
+        for (LeaseHold hold : live) {
+            byLock.computeIfAbsent(new Row(hold.key, ""), k -> new ArrayList<>()).add(hold);
+        }
+        if (byLock.isEmpty()) {
+            return;
+        }
+        Dialect dialect = table.dialect();
+        int n = byLock.size();
+        String lapsed = " WHERE lock_key IN (" + "?, ".repeat(n - 1) + "?) AND readers_until > " + dialect.now();
+        int extended;
+        try (PreparedStatement update = connection.prepareStatement("UPDATE " + table.name() + " SET"
+                + " readers_until = CASE WHEN readers_until > " + dialect.nowPlusMicros() + " THEN readers_until"
+                + " ELSE " + dialect.nowPlusMicros() + " END" + lapsed)) {
+            update.setQueryTimeout(table.queryTimeoutSeconds());
+            update.setLong(1, Dialect.micros(lease));
+            update.setLong(2, Dialect.micros(lease));
+            int i = 3;
+            for (Row lock : byLock.keySet()) {
+                update.setBytes(i++, lock.key());
+            }
+            extended = update.executeUpdate();
+        }
+        if (extended == n) {
+            return;
+        }
+        Set<Row> kept = new HashSet<>();
+        try (PreparedStatement select = connection.prepareStatement("SELECT lock_key FROM " + table.name()
+                + lapsed)) {
+            select.setQueryTimeout(table.queryTimeoutSeconds());
+            int i = 1;
+            for (Row lock : byLock.keySet()) {
+                select.setBytes(i++, lock.key());
+            }
+            try (ResultSet rows = select.executeQuery()) {
+                while (rows.next()) {
+                    kept.add(new Row(rows.getBytes(1), ""));
                 }
             }
-            return RenewResult.gone(gone);
+        }
+        byLock.forEach((lock, readers) -> {
+            if (!kept.contains(lock)) {
+                gone.addAll(readers);
+            }
         });
+    }
+
+    /**
+     * Extends each hold's row in {@code rows} (the lock table for writes, the readers' table for reads) where it
+     * is still the hold's and its lease has not ended, in one statement: the keys in an IN list, which every
+     * database finds by the primary key, then each key with its owner id, so that a row is extended only for the
+     * hold it was given for. Reads back which rows it extended only when the count falls short.
+     *
+     * @return the holds whose row was not extended
+     */
+    private Set<LeaseHold> extend(Connection connection, String rows, List<LeaseHold> holds, Duration lease)
+            throws SQLException {
+        Dialect dialect = table.dialect();
+        int n = holds.size();
+        String ours = " WHERE expires_at > " + dialect.now() + " AND lock_key IN (" + "?, ".repeat(n - 1)
+                + "?) AND (" + "(lock_key = ? AND owner = ?) OR ".repeat(n - 1) + "(lock_key = ? AND owner = ?))";
+        int extended;
+        try (PreparedStatement update = connection.prepareStatement("UPDATE " + rows + " SET expires_at = "
+                + dialect.nowPlusMicros() + ours)) {
+            update.setQueryTimeout(table.queryTimeoutSeconds());
+            update.setLong(1, Dialect.micros(lease));
+            bindHolds(update, 2, holds);
+            extended = update.executeUpdate();
+        }
+        if (extended == n) {
+            return Set.of();
+        }
+        // Fewer rows than holds: find the rows still held by their hold's owner (just extended); the rest are gone.
+        Set<Row> kept = new HashSet<>();
+        try (PreparedStatement select = connection.prepareStatement("SELECT lock_key, owner FROM " + rows + ours)) {
+            select.setQueryTimeout(table.queryTimeoutSeconds());
+            bindHolds(select, 1, holds);
+            try (ResultSet found = select.executeQuery()) {
+                while (found.next()) {
+                    kept.add(new Row(found.getBytes(1), found.getString(2)));
+                }
+            }
+        }
+        Set<LeaseHold> gone = new HashSet<>();
+        for (LeaseHold hold : holds) {
+            if (!kept.contains(new Row(hold.key, hold.owner))) {
+                gone.add(hold);
+            }
+        }
+        return gone;
     }
 
     /** Binds the keys of the IN list, then each key with its hold's owner id; see {@link #renew}. */
@@ -243,10 +422,17 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
     public boolean isLocked(String name) {
         byte[] key = LockTable.key(namespace, name);
         return table.call("checking '" + name + "'", connection -> {
-            try (PreparedStatement select = connection.prepareStatement("SELECT COUNT(*) FROM " + table.name()
-                    + " WHERE lock_key = ? AND owner IS NOT NULL AND expires_at > " + table.dialect().now())) {
+            String now = table.dialect().now();
+            String writer = "SELECT COUNT(*) FROM " + table.name() + " WHERE lock_key = ? AND owner IS NOT NULL AND"
+                    + " expires_at > " + now;
+            try (PreparedStatement select = connection.prepareStatement(!table.readers() ? writer : "SELECT ("
+                    + writer + ") + (SELECT COUNT(*) FROM " + table.name() + "_readers WHERE lock_key = ? AND"
+                    + " expires_at > " + now + ")")) {
                 select.setQueryTimeout(table.queryTimeoutSeconds());
                 select.setBytes(1, key);
+                if (table.readers()) {
+                    select.setBytes(2, key);
+                }
                 try (ResultSet rows = select.executeQuery()) {
                     return rows.next() && rows.getLong(1) > 0;
                 }
@@ -276,8 +462,9 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
                     long token = row.getLong(3);
                     long leftMicros = row.getLong(4);
                     if (owner == null || leftMicros <= 0) {
+                        LockInfo readers = table.readers() ? inspectReaders(connection, name, key, token) : null;
                         // a row never acquired holds only the seed of its first token
-                        return LockInfo.free(name, acquiredAt == null ? null : token);
+                        return readers != null ? readers : LockInfo.free(name, acquiredAt == null ? null : token);
                     }
                     return LockInfo.held(name, owner, acquiredAt, Duration.of(leftMicros, ChronoUnit.MICROS), token);
                 }
@@ -285,22 +472,53 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
         });
     }
 
+    /** The live read holds of a lock no writer holds, as one holder ("readers" and their owner ids), or null. */
+    private LockInfo inspectReaders(Connection connection, String name, byte[] key, long token) throws SQLException {
+        Dialect dialect = table.dialect();
+        try (PreparedStatement select = connection.prepareStatement("SELECT owner, "
+                + dialect.microsUntil("expires_at") + " FROM " + table.name() + "_readers WHERE lock_key = ? AND"
+                + " expires_at > " + dialect.now() + " ORDER BY owner")) {
+            select.setQueryTimeout(table.queryTimeoutSeconds());
+            select.setBytes(1, key);
+            List<String> owners = new ArrayList<>();
+            long longest = 0;
+            try (ResultSet rows = select.executeQuery()) {
+                while (rows.next()) {
+                    owners.add(rows.getString(1));
+                    longest = Math.max(longest, rows.getLong(2));
+                }
+            }
+            return owners.isEmpty() ? null : LockInfo.held(name, "readers " + String.join(", ", owners), null,
+                    Duration.of(longest, ChronoUnit.MICROS), token);
+        }
+    }
+
     /**
-     * Clears the owner of a live hold in one UPDATE, like a release by the owner. The holder learns at its next
-     * renewal, which finds the row no longer its own, or at its unlock.
+     * Clears the owner of a live hold in one UPDATE, like a release by the owner, and deletes the live read holds'
+     * rows. The holders learn at their next renewal, which finds the rows no longer their own, or at their unlock.
      */
     @Override
     public boolean forceRelease(String name) {
         byte[] key = LockTable.key(namespace, name);
         return table.call("force-releasing '" + name + "'", connection -> {
             Dialect dialect = table.dialect();
+            int freed;
             try (PreparedStatement update = connection.prepareStatement("UPDATE " + table.name()
                     + " SET owner = NULL, expires_at = " + dialect.now() + " WHERE lock_key = ? AND owner IS NOT NULL"
                     + " AND expires_at > " + dialect.now())) {
                 update.setQueryTimeout(table.queryTimeoutSeconds());
                 update.setBytes(1, key);
-                return update.executeUpdate() > 0;
+                freed = update.executeUpdate();
             }
+            if (table.readers()) {
+                try (PreparedStatement delete = connection.prepareStatement("DELETE FROM " + table.name()
+                        + "_readers WHERE lock_key = ? AND expires_at > " + dialect.now())) {
+                    delete.setQueryTimeout(table.queryTimeoutSeconds());
+                    delete.setBytes(1, key);
+                    freed += delete.executeUpdate();
+                }
+            }
+            return freed > 0;
         });
     }
 
@@ -362,6 +580,17 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
         final String name;
         final byte[] key;
         final String owner;
+        /** Whether this is a read hold, kept in a row of the readers' table. */
+        final boolean shared;
+        /** A read hold's downgrade: the owner id of the same thread's write hold, which does not keep it out. */
+        final String ownWrite;
+        /** A read run: set before its row is first written, cleared when a refused attempt deleted it again. */
+        volatile boolean mayHaveRow;
+        /**
+         * A writer run that took the row past live readers and waits for them to leave: the token of that take,
+         * -1 otherwise. Read and written by the run's attempts, then its release or abandon, which never overlap.
+         */
+        volatile long pendingToken = -1;
         /** Set before the run's first claim statement, so release and abandon end a claim only if there may be one. */
         volatile boolean mayHaveClaimed;
         /**
@@ -378,15 +607,17 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
          */
         long ticket = Long.MAX_VALUE;
 
-        LeaseHold(String name, byte[] key, String owner) {
+        LeaseHold(String name, byte[] key, String owner, boolean shared, String ownWrite) {
             this.name = name;
             this.key = key;
             this.owner = owner;
+            this.shared = shared;
+            this.ownWrite = ownWrite;
         }
 
         @Override
         public String toString() {
-            return "LeaseHold{'" + name + "', owner=" + owner + '}';
+            return "LeaseHold{'" + name + "', owner=" + owner + (shared ? ", read" : "") + '}';
         }
     }
 

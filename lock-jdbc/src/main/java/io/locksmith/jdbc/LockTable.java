@@ -60,6 +60,8 @@ final class LockTable {
     /** The lease-mode statements every acquisition and release runs, written once the dialect is known. */
     private volatile LeaseSql leaseSql;
     private volatile boolean holderColumn;
+    /** Whether the table keeps read holds: see {@link #hasReaderTable}. */
+    private volatile boolean readers;
     private volatile boolean ready;
     /** Whether every borrowed connection's read-only setting and isolation level must be read: see {@link #borrow}. */
     private volatile boolean checkReadOnly;
@@ -297,8 +299,6 @@ final class LockTable {
             }
             checkReadOnly = connection.isReadOnly();
             checkIsolation = connection.getTransactionIsolation() != detected.isolation();
-            leaseSql = new LeaseSql(detected.acquireSql(table), detected.claimSql(table), detected.releaseSql(table),
-                    detected.dropClaimSql(table), "SELECT token FROM " + table + " WHERE lock_key = ?");
             dialect = detected;
             return detected;
         } finally {
@@ -322,6 +322,9 @@ final class LockTable {
                 addClaimColumns(connection, detected);
             }
             holderColumn = detected.recordsHolder() && hasHolderColumn(connection);
+            // lease mode keeps read holds in a table of their own, with their latest lease end in the lock's row
+            readers = claims && hasReaderTable(connection, detected);
+            leaseSql = LeaseSql.of(detected, table, readers);
             ready = true;
         } finally {
             setUpLock.unlock();
@@ -346,6 +349,85 @@ final class LockTable {
             }
             throw e;
         }
+    }
+
+    /**
+     * Whether read holds can be kept: the lock table has {@code readers_until} and the readers' table exists.
+     * Where they are missing and createTable is on, adds them (see {@link #addClaimColumns} for how an ALTER
+     * behaves); where it is off, plain locks work as before and read-write locks are refused with the statements
+     * to run (see {@link #readersMissing}).
+     */
+    private boolean hasReaderTable(Connection connection, Dialect detected) throws SQLException {
+        boolean column = probe(connection, "SELECT readers_until FROM " + table + " WHERE 1 = 0");
+        boolean rows = probe(connection, "SELECT 1 FROM " + table + "_readers WHERE 1 = 0");
+        if ((column && rows) || !createTable) {
+            if (!(column && rows)) {
+                log.info("{}: {}", address, readersMissing());
+            }
+            return column && rows;
+        }
+        try {
+            if (!column) {
+                alter(connection, detected, detected.addReadersColumn(table));
+            }
+            if (!rows) {
+                try (Statement ddl = connection.createStatement()) {
+                    ddl.setQueryTimeout(queryTimeoutSeconds);
+                    for (String statement : detected.ddl(table)) {
+                        if (statement.contains(table + "_readers")) {
+                            ddl.execute(statement);
+                        }
+                    }
+                }
+            }
+        } catch (SQLException failure) {
+            // processes upgrading at once race to add them; without them, read-write locks are refused
+            boolean there = probe(connection, "SELECT readers_until FROM " + table + " WHERE 1 = 0")
+                    && probe(connection, "SELECT 1 FROM " + table + "_readers WHERE 1 = 0");
+            if (!there) {
+                log.warn("{}: could not add what read holds need ({}); {}", address, failure.getMessage(),
+                        readersMissing());
+            }
+            return there;
+        }
+        log.info("{}: added the readers_until column and the {}_readers table for read holds", address, table);
+        return true;
+    }
+
+    /** Why read-write locks are refused on a table without what read holds need, with the statements to run. */
+    String readersMissing() {
+        Dialect d = dialect;
+        String create = "";
+        for (String statement : d.ddl(table)) {
+            if (statement.contains(table + "_readers")) {
+                create = statement.replaceAll("\\s+", " ");
+            }
+        }
+        return "lock table " + table + " keeps no read holds (it lacks the readers_until column or the " + table
+                + "_readers table, and createTable is off): read-write locks are refused until an administrator"
+                + " runs " + d.addReadersColumn(table) + "; and " + create + " (see docs/jdbc.md, upgrading)";
+    }
+
+    /** Whether {@code query} runs: false if it fails for a missing table or column, or for missing rights. */
+    private boolean probe(Connection connection, String query) throws SQLException {
+        try (Statement probe = connection.createStatement()) {
+            probe.setQueryTimeout(queryTimeoutSeconds);
+            probe.executeQuery(query).close();
+            return true;
+        } catch (SQLException e) {
+            if (!connection.getAutoCommit()) {
+                connection.rollback(); // PostgreSQL aborts the transaction on any error
+            }
+            if (LockTable.isDead(connection)) {
+                throw e;
+            }
+            return false;
+        }
+    }
+
+    /** Whether read holds can be kept in this table; known once a connection was made. */
+    boolean readers() {
+        return readers;
     }
 
     /** Whether the table has the claim columns, or is missing (the operation then fails on the table itself). */
@@ -527,31 +609,148 @@ final class LockTable {
      * @return the row's new token, or -1 if the row is busy or missing
      */
     long compareAndSet(Connection connection, byte[] key, String owner, Duration lease) throws SQLException {
-        Dialect d = dialect;
-        String sql = leaseSql.acquire();
-        try (PreparedStatement update = d.tokenIsGeneratedKey()
-                ? connection.prepareStatement(sql, Statement.RETURN_GENERATED_KEYS)
-                : connection.prepareStatement(sql)) {
+        return compareAndSet(connection, leaseSql.acquire(), key, owner, lease);
+    }
+
+    /**
+     * The compare-and-set of {@link #compareAndSet} that takes the row even while read holds may live, for a
+     * writer that then counts them ({@link #liveReaders}); on a table that keeps read holds only.
+     */
+    long compareAndSetPastReaders(Connection connection, byte[] key, String owner, Duration lease)
+            throws SQLException {
+        return compareAndSet(connection, leaseSql.acquirePastReaders(), key, owner, lease);
+    }
+
+    private long compareAndSet(Connection connection, String sql, byte[] key, String owner, Duration lease)
+            throws SQLException {
+        try (PreparedStatement update = prepareTokenStatement(connection, sql)) {
             bound(update);
             update.setString(1, owner);
             update.setLong(2, Dialect.micros(lease));
             update.setString(3, owner);
             update.setBytes(4, key);
             update.setString(5, owner);
-            if (!d.tokenIsGeneratedKey()) {
-                return readLong(update.executeQuery());
-            }
-            if (update.executeUpdate() == 0) {
-                return -1;
-            }
-            Long token = generatedKey(update);
-            if (token != null) {
-                return token;
-            }
-            try (Statement select = connection.createStatement()) {
-                return readLong(select.executeQuery(d.lastGeneratedKey()));
+            return runTokenStatement(connection, update);
+        }
+    }
+
+    private PreparedStatement prepareTokenStatement(Connection connection, String sql) throws SQLException {
+        return dialect.tokenIsGeneratedKey() ? connection.prepareStatement(sql, Statement.RETURN_GENERATED_KEYS)
+                : connection.prepareStatement(sql);
+    }
+
+    /** Runs a statement of {@link Dialect#returningToken}: the token, or -1 if it changed no row. */
+    private long runTokenStatement(Connection connection, PreparedStatement statement) throws SQLException {
+        Dialect d = dialect;
+        if (!d.tokenIsGeneratedKey()) {
+            return readLong(statement.executeQuery());
+        }
+        if (statement.executeUpdate() == 0) {
+            return -1;
+        }
+        Long token = generatedKey(statement);
+        if (token != null) {
+            return token;
+        }
+        try (Statement select = connection.createStatement()) {
+            return readLong(select.executeQuery(d.lastGeneratedKey()));
+        }
+    }
+
+    // ---------------------------------------------------------------- lease mode: read holds
+
+    /**
+     * Writes the read hold's own row with its lease end (or refreshes it), in autocommit: the first step of a
+     * read acquisition, before {@link #readAcquire}, so that a writer that takes the lock's row after the grant
+     * counts this row.
+     */
+    void upsertReader(Connection connection, byte[] key, String owner, Duration lease) throws SQLException {
+        try (PreparedStatement upsert = connection.prepareStatement(leaseSql.upsertReader())) {
+            bound(upsert);
+            upsert.setBytes(1, key);
+            upsert.setString(2, owner);
+            upsert.setLong(3, Dialect.micros(lease));
+            upsert.executeUpdate();
+        }
+    }
+
+    /**
+     * The read grant on the lock's row (see {@link Dialect#readAcquireSql}), in autocommit.
+     *
+     * @param ownWrite the owner id of the write hold of a downgrade, or null
+     * @return the row's token, or -1 if a writer or a claim refused it or the row is missing
+     */
+    long readAcquire(Connection connection, byte[] key, String owner, String ownWrite, Duration lease)
+            throws SQLException {
+        try (PreparedStatement update = prepareTokenStatement(connection, leaseSql.readAcquire())) {
+            bound(update);
+            update.setLong(1, Dialect.micros(lease));
+            update.setLong(2, Dialect.micros(lease));
+            update.setString(3, owner);
+            update.setBytes(4, key);
+            update.setString(5, ownWrite == null ? "" : ownWrite); // no owner id is empty
+            update.setString(6, owner);
+            return runTokenStatement(connection, update);
+        }
+    }
+
+    /** Deletes the read hold's row whatever its lease, in autocommit: undoes {@link #upsertReader} of a refused run. */
+    void deleteReader(Connection connection, byte[] key, String owner) throws SQLException {
+        try (PreparedStatement delete = connection.prepareStatement("DELETE FROM " + table
+                + "_readers WHERE lock_key = ? AND owner = ?")) {
+            bound(delete);
+            delete.setBytes(1, key);
+            delete.setString(2, owner);
+            delete.executeUpdate();
+        }
+    }
+
+    /**
+     * Releases a read hold: deletes its row where its lease has not ended, in autocommit; on PostgreSQL also wakes
+     * a writer that waits (see {@link Dialect#releaseReaderSql}).
+     *
+     * @return whether it released
+     */
+    boolean releaseReader(Connection connection, byte[] key, String owner, String channel) throws SQLException {
+        return runLeaseStatement(connection, leaseSql.releaseReader(), key, owner, channel);
+    }
+
+    /**
+     * Extends the lease of the writer run {@code owner}, which took the row past its readers and waits for them to
+     * leave, in autocommit.
+     *
+     * @return false if the row is no longer the run's (its lease ended, or it was force-released)
+     */
+    boolean refreshPending(Connection connection, byte[] key, String owner, Duration lease) throws SQLException {
+        try (PreparedStatement update = connection.prepareStatement("UPDATE " + table + " SET expires_at = "
+                + dialect.nowPlusMicros() + " WHERE lock_key = ? AND owner = ? AND expires_at > " + dialect.now())) {
+            bound(update);
+            update.setLong(1, Dialect.micros(lease));
+            update.setBytes(2, key);
+            update.setString(3, owner);
+            return update.executeUpdate() > 0;
+        }
+    }
+
+    /**
+     * The read holds of the row of {@code key} whose lease has not ended, and the longest lease left among them,
+     * in autocommit.
+     */
+    LiveReaders liveReaders(Connection connection, byte[] key) throws SQLException {
+        try (PreparedStatement select = connection.prepareStatement("SELECT COUNT(*), "
+                + dialect.microsUntil("MAX(expires_at)") + " FROM " + table + "_readers WHERE lock_key = ? AND"
+                + " expires_at > " + dialect.now())) {
+            bound(select);
+            select.setBytes(1, key);
+            try (ResultSet row = select.executeQuery()) {
+                row.next();
+                return new LiveReaders(row.getInt(1), Duration.of(Math.max(0, row.getLong(2)), ChronoUnit.MICROS));
             }
         }
+    }
+
+    /** What {@link #liveReaders} found: how many live read holds, and the longest lease left among them. */
+    record LiveReaders(int count, Duration longestLeft) {
     }
 
     /**
@@ -586,14 +785,28 @@ final class LockTable {
     }
 
     /**
-     * The token of the row of {@code key}, which is the latest grant's, in autocommit; -1 if there is no row.
+     * The token of the row of {@code key}, which is the latest grant's, and whether read holds may live on it, in
+     * autocommit.
      */
-    long readToken(Connection connection, byte[] key) throws SQLException {
+    RowState readToken(Connection connection, byte[] key) throws SQLException {
         try (PreparedStatement select = connection.prepareStatement(leaseSql.readToken())) {
             bound(select);
             select.setBytes(1, key);
-            return readLong(select.executeQuery());
+            try (ResultSet row = select.executeQuery()) {
+                if (!row.next()) {
+                    return RowState.MISSING;
+                }
+                return new RowState(row.getLong(1), readers && row.getInt(2) > 0);
+            }
         }
+    }
+
+    /**
+     * A lock row as {@link #readToken} found it: its token (the latest grant's; -1 if there is no row), and
+     * whether read holds may live on it ({@code readers_until} not passed; false on a table without read holds).
+     */
+    record RowState(long token, boolean readersMayLive) {
+        static final RowState MISSING = new RowState(-1, false);
     }
 
     /**
@@ -640,7 +853,16 @@ final class LockTable {
     }
 
     /** The lease-mode statements on the hot path, written once per table. */
-    private record LeaseSql(String acquire, String claim, String release, String dropClaim, String readToken) {
+    private record LeaseSql(String acquire, String acquirePastReaders, String claim, String release,
+            String dropClaim, String readToken, String readAcquire, String upsertReader, String releaseReader) {
+
+        static LeaseSql of(Dialect d, String table, boolean readers) {
+            return new LeaseSql(d.acquireSql(table, readers), d.acquireSql(table, false), d.claimSql(table),
+                    d.releaseSql(table), d.dropClaimSql(table), "SELECT token" + (readers ? ", CASE WHEN"
+                    + " readers_until > " + d.now() + " THEN 1 ELSE 0 END" : "") + " FROM " + table
+                    + " WHERE lock_key = ?", d.readAcquireSql(table), d.upsertReader(table),
+                    d.releaseReaderSql(table));
+        }
     }
 
     // ---------------------------------------------------------------- session mode

@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
+import java.util.function.UnaryOperator;
 
 /** The SQL of MySQL 8.0+ and MariaDB 10.6+; MariaDB adds {@code FOR UPDATE WAIT n}. */
 final class MySqlDialect extends Dialect {
@@ -70,10 +71,21 @@ final class MySqlDialect extends Dialect {
     }
 
     @Override
-    String acquireSql(String table) {
+    String returningToken(UnaryOperator<String> update, String next) {
         // LAST_INSERT_ID(expr) puts the new token into the OK packet, which drivers expose as the generated
         // key: the token comes back in the same round trip as the compare-and-set.
-        return acquireUpdate(table, "LAST_INSERT_ID(token + 1)");
+        return update.apply("LAST_INSERT_ID(" + next + ")");
+    }
+
+    @Override
+    String upsertReader(String table) {
+        return "INSERT INTO " + table + "_readers (lock_key, owner, expires_at) VALUES (?, ?, " + nowPlusMicros()
+                + ") ON DUPLICATE KEY UPDATE expires_at = VALUES(expires_at)";
+    }
+
+    @Override
+    String addReadersColumn(String table) {
+        return "ALTER TABLE " + table + " ADD COLUMN readers_until DATETIME(6) NULL";
     }
 
     @Override

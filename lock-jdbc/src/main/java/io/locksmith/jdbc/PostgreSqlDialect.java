@@ -3,6 +3,7 @@ package io.locksmith.jdbc;
 import io.locksmith.spi.LockStore;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.function.UnaryOperator;
 
 /** The SQL of PostgreSQL 9.5+. */
 final class PostgreSqlDialect extends Dialect {
@@ -44,8 +45,34 @@ final class PostgreSqlDialect extends Dialect {
     }
 
     @Override
-    String acquireSql(String table) {
-        return acquireUpdate(table, "token + 1") + " RETURNING token";
+    String returningToken(UnaryOperator<String> update, String next) {
+        return update.apply(next) + " RETURNING token";
+    }
+
+    @Override
+    String upsertReader(String table) {
+        return "INSERT INTO " + table + "_readers (lock_key, owner, expires_at) VALUES (?, ?, " + nowPlusMicros()
+                + ") ON CONFLICT (lock_key, owner) DO UPDATE SET expires_at = EXCLUDED.expires_at";
+    }
+
+    /**
+     * The reader's release, which wakes the lock's waiters when a writer holds the row (one taken past the
+     * readers waits for them to leave) or a claim lives or lived within its lease; an uncontended read release
+     * notifies nobody. The lock's row is read {@code FOR SHARE}, which sees its latest version and keeps a writer's
+     * compare-and-set waiting until this release commits: a writer that takes the row after this read counts the
+     * readers after the deletion, and one that took it before is seen here and woken.
+     */
+    @Override
+    String releaseReaderSql(String table) {
+        return "WITH gone AS (" + super.releaseReaderSql(table) + " RETURNING lock_key) SELECT CASE WHEN"
+                + " (m.owner IS NOT NULL AND m.expires_at > now()) OR m.claimant IS NOT NULL OR m.claim_until > now()"
+                + " THEN pg_notify(?, encode(m.lock_key, 'hex')) END FROM gone JOIN " + table + " m ON m.lock_key ="
+                + " gone.lock_key FOR SHARE OF m";
+    }
+
+    @Override
+    String addReadersColumn(String table) {
+        return "ALTER TABLE " + table + " ADD COLUMN readers_until TIMESTAMPTZ(6)";
     }
 
     /**

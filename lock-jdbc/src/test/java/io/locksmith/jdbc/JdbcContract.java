@@ -98,10 +98,10 @@ abstract class JdbcContract extends LockProviderContract {
         throw new IllegalStateException("no provider of this test holds '" + name + "' in " + namespace);
     }
 
-    /** Read holds are not built for this backend yet (docs/primitives.md): the kit checks the clear refusal. */
+    /** Lease mode keeps read holds; session mode does not yet (docs/primitives.md): the kit checks the refusal. */
     @Override
     protected boolean supportsReadWriteLocks() {
-        return false;
+        return mode() == Mode.LEASE;
     }
 
     @Override

@@ -206,8 +206,12 @@ enum JdbcTarget {
         try (Connection connection = admin().getConnection()) {
             if (mode == JdbcLockProviders.Mode.LEASE) {
                 String now = dialect(connection).now();
-                return names(connection, "SELECT name FROM " + table + " WHERE namespace = ? AND owner IS NOT NULL"
-                        + " AND expires_at > " + now, namespace);
+                Set<String> held = names(connection, "SELECT name FROM " + table + " WHERE namespace = ? AND owner"
+                        + " IS NOT NULL AND expires_at > " + now, namespace);
+                // and the locks with live read holds
+                held.addAll(names(connection, "SELECT m.name FROM " + table + " m JOIN " + table + "_readers r ON"
+                        + " r.lock_key = m.lock_key WHERE m.namespace = ? AND r.expires_at > " + now, namespace));
+                return held;
             }
             Set<String> all = names(connection, "SELECT name FROM " + table + " WHERE namespace = ?", namespace);
             if (all.isEmpty()) {
@@ -246,9 +250,13 @@ enum JdbcTarget {
     void clearOwner(String table, String namespace, String name) throws SQLException {
         try (Connection connection = admin().getConnection();
              PreparedStatement update = connection.prepareStatement("UPDATE " + table
-                     + " SET owner = NULL WHERE lock_key = ?")) {
+                     + " SET owner = NULL WHERE lock_key = ?");
+             PreparedStatement delete = connection.prepareStatement("DELETE FROM " + table
+                     + "_readers WHERE lock_key = ?")) {
             update.setBytes(1, LockTable.key(namespace, name));
             update.executeUpdate();
+            delete.setBytes(1, LockTable.key(namespace, name));
+            delete.executeUpdate();
         }
     }
 
@@ -299,6 +307,16 @@ enum JdbcTarget {
                 ddl.execute("ALTER TABLE " + table + " DROP COLUMN " + column);
             }
         }
+        dropReadHolds(table);
+    }
+
+    /** Takes from {@code table} what read holds need, as a table made by an earlier version lacks it. */
+    void dropReadHolds(String table) throws SQLException {
+        try (Connection connection = admin().getConnection();
+             Statement ddl = connection.createStatement()) {
+            ddl.execute("ALTER TABLE " + table + " DROP COLUMN readers_until");
+            ddl.execute("DROP TABLE " + table + "_readers");
+        }
     }
 
     /** Drops {@code table} and its token counter. */
@@ -306,6 +324,7 @@ enum JdbcTarget {
         try (Connection connection = admin().getConnection();
              Statement drop = connection.createStatement()) {
             drop.execute("DROP TABLE " + table);
+            drop.execute("DROP TABLE IF EXISTS " + table + "_readers");
             drop.execute(dropTokenCounter(connection, table));
         }
     }
