@@ -77,8 +77,9 @@ public final class JdbcLockProviders {
     }
 
     /**
-     * Deletes the rows of locks that nobody held for at least {@code idleFor}, in batches, and returns how many
-     * it deleted. Rows of held locks, and rows locked by a session-mode holder, are never touched. A name whose
+     * Deletes the rows of locks that nobody held for at least {@code idleFor}, in batches, and the rows of read
+     * holds whose lease ended that long ago, and returns how many it deleted. Rows of held locks (read holds
+     * included), and rows locked by a session-mode holder, are never touched. A name whose
      * row was deleted starts again, on its next use, from a fencing token derived from the database clock,
      * above the tokens its old row handed out (see the JDBC guide).
      *
@@ -106,11 +107,17 @@ public final class JdbcLockProviders {
             while (true) {
                 // Lock the idle rows first, skipping rows a session-mode holder has locked; then delete those.
                 List<byte[]> keys = new ArrayList<>();
+                // A row whose read holds may still live is not idle (their leases end by readers_until).
+                boolean readers = lockTable.readers();
                 try (PreparedStatement select = connection.prepareStatement("SELECT lock_key FROM " + table
-                        + " WHERE expires_at < " + dialect.nowMinusMicros() + " ORDER BY lock_key"
+                        + " WHERE expires_at < " + dialect.nowMinusMicros() + (readers ? " AND (readers_until IS"
+                        + " NULL OR readers_until < " + dialect.nowMinusMicros() + ")" : "") + " ORDER BY lock_key"
                         + " LIMIT 500" + dialect.skipLocked())) {
                     select.setQueryTimeout(lockTable.queryTimeoutSeconds());
                     select.setLong(1, Dialect.micros(idleFor));
+                    if (readers) {
+                        select.setLong(2, Dialect.micros(idleFor));
+                    }
                     try (ResultSet rows = select.executeQuery()) {
                         while (rows.next()) {
                             keys.add(rows.getBytes(1));
@@ -119,7 +126,7 @@ public final class JdbcLockProviders {
                 }
                 if (keys.isEmpty()) {
                     connection.commit();
-                    return deleted;
+                    return deleted + deleteEndedReadHolds(lockTable, connection, idleFor);
                 }
                 // Point deletes of the rows just locked: a multi-key DELETE may scan, and wait for rows that
                 // session-mode holders keep locked.
@@ -136,7 +143,7 @@ public final class JdbcLockProviders {
                 }
                 connection.commit();
                 if (keys.size() < 500) {
-                    return deleted;
+                    return deleted + deleteEndedReadHolds(lockTable, connection, idleFor);
                 }
             }
         } catch (SQLException e) {
@@ -145,6 +152,25 @@ public final class JdbcLockProviders {
             if (connection != null) {
                 lockTable.giveBack(connection); // rolls back what is left open, restores the caller's settings
             }
+        }
+    }
+
+    /**
+     * Deletes the rows of read holds whose lease ended at least {@code idleFor} ago (a reader that died, or whose
+     * release was lost), where the table keeps read holds; a live hold's row is never touched.
+     */
+    private static int deleteEndedReadHolds(LockTable lockTable, Connection connection, Duration idleFor)
+            throws SQLException {
+        if (!lockTable.readers()) {
+            return 0;
+        }
+        try (PreparedStatement delete = connection.prepareStatement("DELETE FROM " + lockTable.name()
+                + "_readers WHERE expires_at < " + lockTable.dialect().nowMinusMicros())) {
+            delete.setQueryTimeout(lockTable.queryTimeoutSeconds());
+            delete.setLong(1, Dialect.micros(idleFor));
+            int deleted = delete.executeUpdate();
+            connection.commit();
+            return deleted;
         }
     }
 

@@ -322,8 +322,9 @@ final class LockTable {
                 addClaimColumns(connection, detected);
             }
             holderColumn = detected.recordsHolder() && hasHolderColumn(connection);
-            // lease mode keeps read holds in a table of their own, with their latest lease end in the lock's row
-            readers = claims && hasReaderTable(connection, detected);
+            // lease mode keeps read holds in a table of their own, with their latest lease end in the lock's row;
+            // other users of the table (session mode, deleteIdleRows) only need to know whether it has them
+            readers = claims ? hasReaderTable(connection, detected) : hasReaderObjects(connection);
             leaseSql = LeaseSql.of(detected, table, readers);
             ready = true;
         } finally {
@@ -358,8 +359,8 @@ final class LockTable {
      * to run (see {@link #readersMissing}).
      */
     private boolean hasReaderTable(Connection connection, Dialect detected) throws SQLException {
-        boolean column = probe(connection, "SELECT readers_until FROM " + table + " WHERE 1 = 0");
-        boolean rows = probe(connection, "SELECT 1 FROM " + table + "_readers WHERE 1 = 0");
+        boolean column = hasReadersColumn(connection);
+        boolean rows = hasReadersRows(connection);
         if ((column && rows) || !createTable) {
             if (!(column && rows)) {
                 log.info("{}: {}", address, readersMissing());
@@ -382,8 +383,7 @@ final class LockTable {
             }
         } catch (SQLException failure) {
             // processes upgrading at once race to add them; without them, read-write locks are refused
-            boolean there = probe(connection, "SELECT readers_until FROM " + table + " WHERE 1 = 0")
-                    && probe(connection, "SELECT 1 FROM " + table + "_readers WHERE 1 = 0");
+            boolean there = hasReaderObjects(connection);
             if (!there) {
                 log.warn("{}: could not add what read holds need ({}); {}", address, failure.getMessage(),
                         readersMissing());
@@ -392,6 +392,18 @@ final class LockTable {
         }
         log.info("{}: added the readers_until column and the {}_readers table for read holds", address, table);
         return true;
+    }
+
+    private boolean hasReaderObjects(Connection connection) throws SQLException {
+        return hasReadersColumn(connection) && hasReadersRows(connection);
+    }
+
+    private boolean hasReadersColumn(Connection connection) throws SQLException {
+        return probe(connection, "SELECT readers_until FROM " + table + " WHERE 1 = 0");
+    }
+
+    private boolean hasReadersRows(Connection connection) throws SQLException {
+        return probe(connection, "SELECT 1 FROM " + table + "_readers WHERE 1 = 0");
     }
 
     /** Why read-write locks are refused on a table without what read holds need, with the statements to run. */
@@ -425,7 +437,10 @@ final class LockTable {
         }
     }
 
-    /** Whether read holds can be kept in this table; known once a connection was made. */
+    /**
+     * Whether the table has what read holds need ({@code readers_until} and the readers' table); known once a
+     * connection was made.
+     */
     boolean readers() {
         return readers;
     }

@@ -504,12 +504,34 @@ class JdbcBackendTest {
         heldLease.lock();
         DistributedLock heldSession = session.getLock("held-session");
         heldSession.lock();
+        // a lock only read, whose row no writer ever touched, and the row a dead reader left behind
+        DistributedLock heldRead = lease.getReadWriteLock("held-read").readLock();
+        heldRead.lock();
+        try (Connection connection = target.admin().getConnection();
+             PreparedStatement insert = connection.prepareStatement("INSERT INTO " + TABLE + "_readers (lock_key,"
+                     + " owner, expires_at) VALUES (?, 'dead.1', " + JdbcTarget.dialect(connection).nowMinusMicros()
+                     + ")")) {
+            insert.setBytes(1, LockTable.key(namespace, "held-read"));
+            insert.setLong(2, 1_000_000);
+            insert.executeUpdate();
+        }
         Thread.sleep(300);
 
         int deleted = JdbcLockProviders.deleteIdleRows(target.admin(), TABLE, Duration.ofMillis(200));
-        assertThat(deleted).as("rows deleted").isGreaterThanOrEqualTo(1);
+        assertThat(deleted).as("rows deleted").isGreaterThanOrEqualTo(2);
         assertThat(rows(target).keySet()).as("rows left in the namespace")
-                .containsExactlyInAnyOrder("held-lease", "held-session");
+                .containsExactlyInAnyOrder("held-lease", "held-session", "held-read");
+        try (Connection connection = target.admin().getConnection();
+             PreparedStatement select = connection.prepareStatement("SELECT owner FROM " + TABLE + "_readers"
+                     + " WHERE lock_key = ?")) {
+            select.setBytes(1, LockTable.key(namespace, "held-read"));
+            try (ResultSet readers = select.executeQuery()) {
+                assertThat(readers.next()).as("the live read hold's row is kept").isTrue();
+                assertThat(readers.getString(1)).as("the dead reader's row is gone").isNotEqualTo("dead.1");
+                assertThat(readers.next()).isFalse();
+            }
+        }
+        heldRead.unlock();
         assertThat(session.getLock("held-session").isHeldByCurrentThread()).isTrue();
         assertThat(provider(target, Mode.SESSION, options().build()).getLock("held-session").tryLock())
                 .as("the session lock is still held").isFalse();
@@ -592,7 +614,8 @@ class JdbcBackendTest {
                 assertThat(docs).as("docs/jdbc.md contains the %s DDL", dialect).contains(statement);
             }
             assertThat(docs).as("docs/jdbc.md contains the %s upgrade", dialect)
-                    .contains(dialect.addClaimColumns("locksmith_locks"));
+                    .contains(dialect.addClaimColumns("locksmith_locks"))
+                    .contains(dialect.addReadersColumn("locksmith_locks"));
         }
     }
 }
