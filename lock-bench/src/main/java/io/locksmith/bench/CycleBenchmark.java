@@ -31,7 +31,8 @@ public class CycleBenchmark {
             "zookeeper-locksmith-semaphore", "zookeeper-curator-semaphore",
             "redis-locksmith-read", "redis-locksmith-write", "redis-redisson-read", "redis-redisson-write",
             "zookeeper-locksmith-read", "zookeeper-locksmith-write", "zookeeper-curator-read",
-            "zookeeper-curator-write"})
+            "zookeeper-curator-write", "mariadb-locksmith-read", "mariadb-locksmith-write", "postgres-locksmith-read",
+            "postgres-locksmith-write"})
     public String subject;
 
     private Contender contender;

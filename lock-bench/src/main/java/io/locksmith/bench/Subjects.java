@@ -113,6 +113,10 @@ final class Subjects {
                 locksmithReadWrite("zookeeper://" + Servers.get(Servers.ZOOKEEPER) + "/bench", true);
             case "zookeeper-locksmith-write" ->
                 locksmithReadWrite("zookeeper://" + Servers.get(Servers.ZOOKEEPER) + "/bench", false);
+            case "mariadb-locksmith-read" -> locksmithReadWrite(jdbcUri(Servers.MARIADB), true);
+            case "mariadb-locksmith-write" -> locksmithReadWrite(jdbcUri(Servers.MARIADB), false);
+            case "postgres-locksmith-read" -> locksmithReadWrite(jdbcUri(Servers.POSTGRES), true);
+            case "postgres-locksmith-write" -> locksmithReadWrite(jdbcUri(Servers.POSTGRES), false);
             case "redis-redisson-read" -> redissonReadWrite(Servers.get(Servers.REDIS), true);
             case "redis-redisson-write" -> redissonReadWrite(Servers.get(Servers.REDIS), false);
             case "zookeeper-curator-read" -> curatorReadWrite(true);

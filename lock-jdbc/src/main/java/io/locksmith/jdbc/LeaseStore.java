@@ -232,7 +232,9 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
         LockTable.LiveReaders readers = table.liveReaders(connection, hold.key);
         if (readers.count() == 0) {
             hold.pendingToken = -1;
-            return Acquisition.acquired(token);
+            // no reader is left and none can come while the row is the run's: the writers after this one need
+            // not take the row past readers again until somebody reads
+            return table.forgetReaders(connection, hold.key, hold.owner) ? Acquisition.acquired(token) : null;
         }
         if (wakeUp == null) {
             hold.pendingToken = -1;

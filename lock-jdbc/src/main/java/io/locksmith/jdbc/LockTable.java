@@ -748,6 +748,23 @@ final class LockTable {
     }
 
     /**
+     * Clears {@code readers_until} of the row of {@code key} that the writer run {@code owner} holds, in
+     * autocommit, once it found no live reader: while the row is the run's no reader can be granted, so the
+     * compare-and-set of later writers need not refuse for readers until the next read.
+     *
+     * @return false if the row is no longer the run's (its lease ended: a reader may have come since)
+     */
+    boolean forgetReaders(Connection connection, byte[] key, String owner) throws SQLException {
+        try (PreparedStatement update = connection.prepareStatement("UPDATE " + table + " SET readers_until = NULL"
+                + " WHERE lock_key = ? AND owner = ? AND expires_at > " + dialect.now())) {
+            bound(update);
+            update.setBytes(1, key);
+            update.setString(2, owner);
+            return update.executeUpdate() > 0;
+        }
+    }
+
+    /**
      * The read holds of the row of {@code key} whose lease has not ended, and the longest lease left among them,
      * in autocommit.
      */

@@ -11,6 +11,9 @@ import io.locksmith.jdbc.JdbcLockProviders.Mode;
 import io.locksmith.spi.Acquisition;
 import io.locksmith.spi.LockStore;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
@@ -77,7 +80,7 @@ class JdbcReadHoldTest {
     @ParameterizedTest(name = "{0}")
     @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES", "MYSQL_CONNECTOR_J"})
     @DisplayName("a waiting writer takes the row past the readers, keeps new readers out, and writes once they left")
-    void waitingWriterHoldsTheRowPastReaders(JdbcTarget target) {
+    void waitingWriterHoldsTheRowPastReaders(JdbcTarget target) throws SQLException {
         LockStore<Object> readers = store(target);
         LockStore<Object> writers = store(target);
         Object first = readers.newSharedHold(NAME, "r.1", null);
@@ -95,6 +98,7 @@ class JdbcReadHoldTest {
         assertThat(readers.release(second)).isTrue();
         long writeToken = acquired(writers, writer, WAITS);
         assertThat(writeToken).as("the write's token against the reads before it").isGreaterThan(readToken);
+        assertThat(readersMayLive(target)).as("the writer that found no reader left cleared readers_until").isFalse();
         busy(readers, late, null);
 
         assertThat(writers.release(writer)).isTrue();
@@ -106,6 +110,19 @@ class JdbcReadHoldTest {
                 .isGreaterThan(writeToken);
         assertThat(writers.release(next)).isTrue();
         assertThat(readers.isLocked(NAME)).isFalse();
+    }
+
+    /** Whether the lock's row says read holds may live ({@code readers_until} set), read by the administrator. */
+    private boolean readersMayLive(JdbcTarget target) throws SQLException {
+        try (Connection connection = target.admin().getConnection();
+             PreparedStatement select = connection.prepareStatement("SELECT readers_until FROM " + TABLE
+                     + " WHERE lock_key = ?")) {
+            select.setBytes(1, LockTable.key(namespace, NAME));
+            try (ResultSet row = select.executeQuery()) {
+                assertThat(row.next()).as("the lock's row").isTrue();
+                return row.getObject(1) != null;
+            }
+        }
     }
 
     @ParameterizedTest(name = "{0}")
