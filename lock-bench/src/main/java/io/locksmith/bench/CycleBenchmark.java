@@ -32,7 +32,7 @@ public class CycleBenchmark {
             "redis-locksmith-read", "redis-locksmith-write", "redis-redisson-read", "redis-redisson-write",
             "zookeeper-locksmith-read", "zookeeper-locksmith-write", "zookeeper-curator-read",
             "zookeeper-curator-write", "mariadb-locksmith-read", "mariadb-locksmith-write", "postgres-locksmith-read",
-            "postgres-locksmith-write"})
+            "postgres-locksmith-write", "redlock-locksmith-read", "redlock-locksmith-write"})
     public String subject;
 
     private Contender contender;

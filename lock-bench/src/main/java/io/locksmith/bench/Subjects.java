@@ -113,6 +113,8 @@ final class Subjects {
                 locksmithReadWrite("zookeeper://" + Servers.get(Servers.ZOOKEEPER) + "/bench", true);
             case "zookeeper-locksmith-write" ->
                 locksmithReadWrite("zookeeper://" + Servers.get(Servers.ZOOKEEPER) + "/bench", false);
+            case "redlock-locksmith-read" -> locksmithReadWrite("redlock://" + Servers.get(Servers.REDLOCK), true);
+            case "redlock-locksmith-write" -> locksmithReadWrite("redlock://" + Servers.get(Servers.REDLOCK), false);
             case "mariadb-locksmith-read" -> locksmithReadWrite(jdbcUri(Servers.MARIADB), true);
             case "mariadb-locksmith-write" -> locksmithReadWrite(jdbcUri(Servers.MARIADB), false);
             case "postgres-locksmith-read" -> locksmithReadWrite(jdbcUri(Servers.POSTGRES), true);

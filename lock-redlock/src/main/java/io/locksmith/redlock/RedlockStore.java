@@ -156,6 +156,27 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
         return new Hold(name, owner, onNode);
     }
 
+    @Override
+    public boolean supportsSharedHolds() {
+        return true;
+    }
+
+    /**
+     * A read run: on every master the Redis backend's read hold (a field of the lock hash beside the other
+     * readers', with a lease of its own), so a read and a write, each granted by a majority, meet on at least one
+     * master, which refuses one of them. The read's token is the highest of the granting masters' counters, and
+     * the lower ones are raised to it as for a write ({@link #tryAcquire}): every earlier write left a majority at
+     * or above its token and every later write increments on a majority that includes one raised here, so the read
+     * token is at least the last write's and below every later write's.
+     */
+    @Override
+    public Hold newSharedHold(String name, String owner, Hold ownWrite) {
+        RedisNodeStore.Hold[] onNode = new RedisNodeStore.Hold[nodes.size()];
+        Arrays.fill(onNode, nodes.get(0).store().newSharedHold(name, owner,
+                ownWrite == null ? null : ownWrite.onNode[0]));
+        return new Hold(name, owner, onNode);
+    }
+
     // ---------------------------------------------------------------- acquire
 
     @Override

@@ -27,6 +27,11 @@ class ForwardingStore implements RedisNodeStore {
     }
 
     @Override
+    public RedisNodeStore.Hold newSharedHold(String name, String owner, RedisNodeStore.Hold ownWrite) {
+        return delegate.newSharedHold(name, owner, ownWrite);
+    }
+
+    @Override
     public Acquisition tryAcquire(RedisNodeStore.Attempt attempt, Duration lease) {
         return delegate.tryAcquire(attempt, lease);
     }

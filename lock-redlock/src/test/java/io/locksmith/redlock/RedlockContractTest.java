@@ -35,12 +35,6 @@ class RedlockContractTest extends LockProviderContract {
         return LockProvider.open(TestNodes.uri(TestNodes.COUNT, "nodeTimeout=200ms"), options);
     }
 
-    /** Read holds are not built for this backend yet (docs/primitives.md): the kit checks the clear refusal. */
-    @Override
-    protected boolean supportsReadWriteLocks() {
-        return false;
-    }
-
     @Override
     protected long storeOperationCount() {
         long sum = 0;

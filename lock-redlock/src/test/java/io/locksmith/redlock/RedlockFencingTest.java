@@ -77,6 +77,29 @@ class RedlockFencingTest {
         assertThat(tokens).isSorted().doesNotHaveDuplicates();
     }
 
+    @Test
+    @DisplayName("a read's token is the highest of its masters' counters, raised on its quorum, so every later write's "
+            + "is higher even on a quorum without the master that had it")
+    void readTokensBetweenWrites() {
+        current = "read-fenced";
+        DistributedLock write = opened.provider().getLock(current);
+        DistributedLock read = opened.provider().getReadWriteLock(current).readLock();
+        long written = acquireAndRelease(write);
+        // a master whose counter ran ahead (a write that reached it but failed its quorum)
+        TestNodes.call(0, jedis -> jedis.set(new RedisKeys(namespace).fence(current), Long.toString(written + 100)));
+        long readToken = acquireAndRelease(read);
+        assertThat(readToken).as("the read's token: the highest counter of the masters that granted it")
+                .isEqualTo(written + 100);
+        for (int node = 1; node < TestNodes.COUNT; node++) {
+            assertThat(counter(node)).as("master %s raised to the read's token", node).isEqualTo(readToken);
+        }
+        // the master that had the highest counter forgets it (a restart without persistence)
+        TestNodes.call(0, jedis -> jedis.del(new RedisKeys(namespace).fence(current)));
+        long next = acquireAndRelease(write);
+        assertThat(next).as("the next write's token, on masters without master 0's counter").isGreaterThan(readToken);
+        assertThat(acquireAndRelease(read)).as("a read after that write").isEqualTo(next);
+    }
+
     private static long acquireAndRelease(DistributedLock lock) {
         assertThat(lock.tryLock()).isTrue();
         try {

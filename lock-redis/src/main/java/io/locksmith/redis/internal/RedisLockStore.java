@@ -190,6 +190,11 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
     }
 
     @Override
+    public RedisNodeStore.Hold newSharedHold(String name, String owner, RedisNodeStore.Hold ownWrite) {
+        return newSharedHold(name, owner, (RedisHold) ownWrite);
+    }
+
+    @Override
     public Acquisition tryAcquire(RedisHold hold, Duration lease, Duration wait, Runnable wakeUp) {
         long attempt = attempts.incrementAndGet();
         hold.attempt = attempt;
@@ -312,17 +317,23 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
     public boolean release(RedisHold hold) {
         long attempt = hold.attempt;
         // before any attempt the run holds nothing; "any attempt of the owner" says so without a special case
-        boolean amongReaders = hold.shared || hold.downgraded;
-        return released(eval("release", hold.name, amongReaders ? RedisScripts.READ_RELEASE : RedisScripts.RELEASE,
-                hold.lock, hold.releaseKeys, withChannel(hold, hold.ownerArg, attempt == 0 ? ANY_ATTEMPT
-                        : number(attempt))));
+        return released(eval("release", hold.name, releaseScript(hold), hold.lock, hold.releaseKeys,
+                withChannel(hold, hold.ownerArg, attempt == 0 ? ANY_ATTEMPT : number(attempt))));
     }
 
     @Override
     public boolean release(RedisNodeStore.Attempt attempt) {
         RedisHold hold = holdOf(attempt);
-        return released(eval("release", hold.name, RedisScripts.RELEASE, hold.lock, hold.releaseKeys,
+        return released(eval("release", hold.name, releaseScript(hold), hold.lock, hold.releaseKeys,
                 withChannel(hold, hold.ownerArg, number(attempt.id()))));
+    }
+
+    /**
+     * The script that releases {@code hold}: a read hold, and a write hold whose thread took the read lock under it
+     * (a downgrade), are released among the readers, leaving the other readers' fields alone.
+     */
+    private static Script releaseScript(RedisHold hold) {
+        return hold.shared || hold.downgraded ? RedisScripts.READ_RELEASE : RedisScripts.RELEASE;
     }
 
     /**
@@ -354,8 +365,9 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
     public RedisNodeStore.Pending<Acquisition> sendAcquire(RedisNodeStore.Attempt attempt, Duration lease) {
         RedisHold hold = holdOf(attempt);
         long id = callerAttempt(attempt);
-        Sent sent = new Sent("acquire", hold, RedisScripts.ACQUIRE, hold.acquireKeys,
-                acquireArgs(hold, lease, id, attempt.claim()));
+        Sent sent = hold.shared ? new Sent("read-acquire", hold, RedisScripts.READ_ACQUIRE, hold.acquireKeys,
+                readArgs(hold, lease, id, attempt.claim())) : new Sent("acquire", hold, RedisScripts.ACQUIRE,
+                hold.acquireKeys, acquireArgs(hold, lease, id, attempt.claim()));
         return deadline -> {
             Reply<Object> reply;
             try {
@@ -371,7 +383,7 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
     @Override
     public RedisNodeStore.Pending<Boolean> sendRelease(RedisNodeStore.Attempt attempt) {
         RedisHold hold = holdOf(attempt);
-        Sent sent = new Sent("release", hold, RedisScripts.RELEASE, hold.releaseKeys,
+        Sent sent = new Sent("release", hold, releaseScript(hold), hold.releaseKeys,
                 withChannel(hold, hold.ownerArg, number(attempt.id())));
         return deadline -> released(sent.await(deadline));
     }

@@ -52,6 +52,13 @@ public interface RedisNodeStore extends AutoCloseable {
      */
     Hold newHold(String name, String owner);
 
+    /**
+     * The record of a new <em>read</em> run of {@code name} by {@code owner}, as {@link LockStore#newSharedHold}:
+     * every call that takes it (acquire, release, renew, pipelined or not) acts on the run's read hold only; a
+     * {@code ownWrite} (a downgrade) is released from then on as one of the readers.
+     */
+    Hold newSharedHold(String name, String owner, Hold ownWrite);
+
     /** One attempt (no wait) for {@code attempt}, as {@link LockStore#tryAcquire}. */
     Acquisition tryAcquire(Attempt attempt, Duration lease);
 
