@@ -192,11 +192,15 @@ class JdbcAccessControlTest {
             int open = docs.indexOf("```sql", section);
             String block = docs.substring(open + "```sql".length(), docs.indexOf("```", open + 6));
             List<String> grants = new ArrayList<>();
-            boolean sessionOnly = false;
+            Mode only = null; // the grants after "-- read-write locks (lease mode) also:" or "-- session mode also:"
             for (String line : block.split("\n")) {
                 String statement = line.strip();
-                sessionOnly |= statement.startsWith("-- session mode");
-                if (statement.startsWith("GRANT ") && (!sessionOnly || mode == Mode.SESSION)) {
+                if (statement.startsWith("-- read-write locks (lease mode)")) {
+                    only = Mode.LEASE;
+                } else if (statement.startsWith("-- session mode")) {
+                    only = Mode.SESSION;
+                }
+                if (statement.startsWith("GRANT ") && (only == null || only == mode)) {
                     grants.add(statement.substring(0, statement.length() - 1)
                             .replace("appdb.", "")
                             .replace("locksmith_locks", table)
@@ -205,7 +209,7 @@ class JdbcAccessControlTest {
                 }
             }
             assertThat(grants).as("GRANT statements in docs/security.md for %s in %s mode", target, mode)
-                    .hasSize(mode == Mode.SESSION ? 2 : 1)
+                    .hasSize(2)
                     .allSatisfy(grant -> assertThat(grant).contains(table).endsWith(" TO " + account));
             try (Connection admin = target.admin().getConnection()) {
                 execute(admin, grants.toArray(String[]::new));
@@ -256,8 +260,9 @@ class JdbcAccessControlTest {
             closeResources();
             try (Connection admin = target.admin().getConnection()) {
                 if (tableMade) {
-                    execute(admin, "DROP TABLE " + table, target == JdbcTarget.MARIADB
-                            ? "DROP TABLE " + table + "_token" : "DROP SEQUENCE " + table + "_token");
+                    execute(admin, "DROP TABLE " + table, "DROP TABLE " + table + "_readers",
+                            target == JdbcTarget.MARIADB ? "DROP TABLE " + table + "_token"
+                                    : "DROP SEQUENCE " + table + "_token");
                 }
                 if (target == JdbcTarget.MARIADB) {
                     execute(admin, "DROP USER " + account);
@@ -327,6 +332,15 @@ class JdbcAccessControlTest {
                 }
                 lock.unlock();
                 assertThat(operator.inspect(name).isLocked()).as("inspect() after unlock()").isFalse();
+                if (mode == Mode.LEASE) {
+                    // read-write locks with the readers' table granted as documented
+                    DistributedLock read = app.getReadWriteLock(name).readLock();
+                    read.lock();
+                    assertThat(other.getReadWriteLock(name).readLock().tryLock()).as("a second reader").isTrue();
+                    other.getReadWriteLock(name).readLock().unlock();
+                    assertThat(rival.tryLock()).as("a writer beside a reader").isFalse();
+                    read.unlock();
+                }
                 assertThat(rival.tryLock()).as("tryLock() after unlock()").isTrue();
                 long second = rival.fencingToken();
                 assertThat(second).as("the next holder's token").isGreaterThan(first);

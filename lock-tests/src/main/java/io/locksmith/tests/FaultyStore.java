@@ -171,6 +171,13 @@ public final class FaultyStore<H> extends ForwardingLockStore<H> {
     }
 
     @Override
+    public H newSharedHold(String name, String owner, H ownWrite) {
+        H hold = delegate.newSharedHold(name, owner, ownWrite);
+        names.put(hold, name);
+        return hold;
+    }
+
+    @Override
     public Acquisition tryAcquire(H hold, Duration lease, Duration wait, Runnable wakeUp) {
         // a late attempt makes one attempt: its caller is no longer waiting for it
         return call(Call.ACQUIRE, Set.of(nameOf(hold)), () -> delegate.tryAcquire(hold, lease, wait, wakeUp),

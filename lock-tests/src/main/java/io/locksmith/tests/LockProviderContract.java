@@ -1539,7 +1539,17 @@ public abstract class LockProviderContract {
             if (!runsCallFaults()) {
                 return Stream.empty();
             }
-            return Stream.of(
+            Stream<DynamicTest> reads = !supportsReadWriteLocks() ? Stream.empty() : Stream.of(
+                    test("a read acquisition the store applied but answered by a timeout is released in the "
+                            + "background: another client writes long before its lease ends",
+                            this::readWithLostAnswerIsUndone),
+                    test("a read unlock() applied but answered by a timeout ends the read hold: another client "
+                            + "writes, and the retried unlock() reports no loss",
+                            this::readUnlockWithLostAnswerEndsTheHold),
+                    test("2 providers x 2 threads reading and writing under random failed and lost-answer "
+                            + "acquisitions and releases: no writer beside anybody",
+                            this::randomCallFaultsKeepReadersFromWriters));
+            return Stream.concat(Stream.of(
                     test("unlock() whose release was applied but answered by a timeout ends the hold: no re-entry, "
                             + "another client may hold it, and the retried unlock() reports no loss",
                             this::unlockWithLostAnswerEndsTheHold),
@@ -1560,7 +1570,114 @@ public abstract class LockProviderContract {
                             this::renewalWithLostAnswerKeepsTheHold),
                     test("2 providers x 2 threads under random failed and lost-answer acquisitions and releases "
                             + "never hold the lock at once",
-                            this::randomCallFaultsNeverBreakExclusion));
+                            this::randomCallFaultsNeverBreakExclusion)), reads);
+        }
+
+        private void readWithLostAnswerIsUndone() throws Exception {
+            // a lease far longer than the test's wait: only the background release can free the lock in time
+            Duration lease = slack().multipliedBy(4).plus(opBound());
+            Faulty mine = openFaulty(b -> b.leaseTime(lease));
+            DistributedLock read = mine.provider.getReadWriteLock("lost-read").readLock();
+            mine.store.arm(FaultyStore.Call.ACQUIRE, "lost-read", FaultyStore.Fault.APPLY_THEN_TIMEOUT);
+            Actor caller = actor("reader");
+            assertThat(caller.failureOf(opBound(), read::lock)).isInstanceOf(LockBackendException.class);
+            assertThat(caller.<Boolean>call(opBound(), read::isHeldByCurrentThread)).isFalse();
+            DistributedLock writer = open().getReadWriteLock("lost-read").writeLock();
+            assertThat(writer.tryLock(slack().toMillis(), TimeUnit.MILLISECONDS))
+                    .as("another client's write within %d ms, the read's lease being %d ms", slack().toMillis(),
+                            lease.toMillis())
+                    .isTrue();
+            writer.unlock();
+        }
+
+        private void readUnlockWithLostAnswerEndsTheHold() throws Exception {
+            Faulty mine = openFaulty(UnaryOperator.identity());
+            DistributedLock read = mine.provider.getReadWriteLock("lost-read-release").readLock();
+            DistributedLock sentinel = mine.provider.getLock("sentinel");
+            DistributedLock writer = open().getReadWriteLock("lost-read-release").writeLock();
+            Actor holder = actor("reader");
+            holder.run(opBound(), () -> {
+                read.lock();
+                sentinel.lock(); // keeps renewal rounds going, so that one runs between the failure and the retry
+            });
+            mine.store.arm(FaultyStore.Call.RELEASE, "lost-read-release", FaultyStore.Fault.APPLY_THEN_TIMEOUT);
+            assertThat(holder.failureOf(opBound(), read::unlock)).as("read unlock() whose answer was lost")
+                    .isInstanceOf(LockBackendException.class);
+            assertThat(holder.<Boolean>call(opBound(), read::isHeldByCurrentThread))
+                    .as("isHeldByCurrentThread() after a read unlock() of unknown outcome").isFalse();
+            assertThat(attempt(writer)).as("another client's write, the release having been applied").isTrue();
+            int renewals = mine.store.calls(FaultyStore.Call.RENEW);
+            awaitTrue("two renewal rounds after the failed unlock()", lossBound(mine.provider),
+                    () -> mine.store.calls(FaultyStore.Call.RENEW) >= renewals + 2);
+            assertThat(holder.failureOrNull(opBound(), read::unlock)).as("the retried read unlock()").isNull();
+            assertThat(losses(mine.provider).all()).as("losses reported for a read hold that was released")
+                    .isEmpty();
+            writer.unlock();
+            holder.run(opBound(), sentinel::unlock);
+        }
+
+        private void randomCallFaultsKeepReadersFromWriters() throws Exception {
+            AtomicInteger readers = new AtomicInteger();
+            AtomicInteger writers = new AtomicInteger();
+            List<String> violations = new CopyOnWriteArrayList<>();
+            Random seeds = new Random(ThreadLocalRandom.current().nextLong());
+            List<Future<Void>> workers = new ArrayList<>();
+            List<Faulty> faulty = new ArrayList<>();
+            int iterations = 12;
+            for (int p = 0; p < 2; p++) {
+                Faulty provider = openFaulty(UnaryOperator.identity());
+                provider.store.randomFaults(0.2, new Random(seeds.nextLong()), FaultyStore.Call.ACQUIRE,
+                        FaultyStore.Call.RELEASE);
+                faulty.add(provider);
+                DistributedReadWriteLock rw = provider.provider.getReadWriteLock("random-rw-faults");
+                for (int t = 0; t < 2; t++) {
+                    boolean writing = t == 0;
+                    DistributedLock lock = writing ? rw.writeLock() : rw.readLock();
+                    String who = "p" + p + (writing ? " writer" : " reader");
+                    workers.add(actor("worker-p" + p + "-t" + t).submit(() -> {
+                        for (int i = 0; i < iterations; i++) {
+                            try {
+                                lock.lock();
+                            } catch (LockBackendException e) {
+                                continue; // not acquired
+                            }
+                            // each side counts itself in before it looks at the other side's count, so of two
+                            // holds that overlap, at least one sees the other
+                            int w;
+                            int r;
+                            if (writing) {
+                                w = writers.incrementAndGet();
+                                r = readers.get();
+                            } else {
+                                r = readers.incrementAndGet();
+                                w = writers.get();
+                            }
+                            if (writing ? w != 1 || r != 0 : w != 0) {
+                                violations.add(who + " got the lock beside " + w + " writer(s), " + r + " reader(s)");
+                            }
+                            Thread.yield();
+                            (writing ? writers : readers).decrementAndGet();
+                            try {
+                                lock.unlock();
+                            } catch (LockBackendException e) {
+                                // outcome unknown: the thread no longer holds the lock
+                            }
+                        }
+                        return null;
+                    }));
+                }
+            }
+            for (Future<Void> worker : workers) {
+                await(worker, Duration.ofSeconds(60).plus(slack()), "worker of the random-fault run");
+            }
+            for (Faulty provider : faulty) {
+                provider.store.stop();
+                assertThat(provider.store.injected(FaultyStore.Fault.FAIL)
+                        + provider.store.injected(FaultyStore.Fault.APPLY_THEN_TIMEOUT)).as("faults injected")
+                        .isPositive();
+                assertThat(losses(provider.provider).all()).as("losses").isEmpty();
+            }
+            assertThat(violations).as("a writer beside anybody, or a reader beside a writer").isEmpty();
         }
 
         private DynamicTest test(String name, Executable body) {
