@@ -312,6 +312,15 @@ abstract class Dialect {
     abstract String upsertReader(String table);
 
     /**
+     * {@link #upsertReader} and {@link #readAcquireSql} in one statement, binding the one's parameters then the
+     * other's, where the database runs both in one statement (they then commit together, which keeps the order
+     * that matters: no grant without the reader's row); null where it cannot.
+     */
+    String upsertReaderThenReadAcquireSql(String table) {
+        return null;
+    }
+
+    /**
      * Deletes a read hold's row where its lease has not ended, which is its release; binds key, owner (and the
      * channel where {@link #notifiesReleases}: the statement is then a query with one row if it released, which
      * also wakes the row's waiters if a writer holds, waits past the readers or has claimed).

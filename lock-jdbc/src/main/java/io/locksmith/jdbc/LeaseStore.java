@@ -136,11 +136,14 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
                     return pending;
                 }
             }
+            long token;
             if (hold.shared) {
+                // the reader's own row first, then the grant (one statement where the database allows)
                 hold.mayHaveRow = true; // before the statement: one whose answer is lost may still have written
-                table.upsertReader(connection, hold.key, hold.owner, lease);
+                token = table.upsertReaderThenReadAcquire(connection, hold.key, hold.owner, hold.ownWrite, lease);
+            } else {
+                token = take(connection, hold, lease);
             }
-            long token = take(connection, hold, lease);
             // a run whose last attempt claimed found the row then, and rows in use are never deleted; any other
             // reads the row's token, which tells whether the row exists and, to a waiter, whether the lock changed
             // hands since its last look. On a table with read holds a writer refused reads it always: the refusal
@@ -218,8 +221,8 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
 
     /**
      * A writer run that holds the row past live readers: if the row is still its own (renewed for another lease),
-     * the lock once no reader is left, else busy until the longest reader's lease ends (a release wakes it sooner
-     * on PostgreSQL). A caller that does not wait gives the row back. Null if the row is no longer the run's (its
+     * the lock once no reader is left, else busy until the longest reader's lease ends or a third of the run's
+     * lease passed, whichever comes first (a release wakes it sooner on PostgreSQL). A caller that does not wait gives the row back. Null if the row is no longer the run's (its
      * lease ended while it waited, or it was force-released): the run starts over.
      */
     private Acquisition awaitReaders(Connection connection, LeaseHold hold, Duration lease, Runnable wakeUp)
@@ -241,7 +244,9 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
             table.release(connection, hold.key, hold.owner, channel);
             return Acquisition.busy();
         }
-        return Acquisition.busy(readers.longestLeft());
+        // look again when the longest reader's lease ends at the latest, and within a third of this run's own lease
+        // on the row, so that the row stays the run's while it waits (the same rhythm as a hold's renewal)
+        return Acquisition.busy(Duration.ofNanos(Math.min(readers.longestLeft().toNanos(), lease.toNanos() / 3)));
     }
 
     /**

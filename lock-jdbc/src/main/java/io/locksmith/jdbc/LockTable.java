@@ -699,14 +699,40 @@ final class LockTable {
             throws SQLException {
         try (PreparedStatement update = prepareTokenStatement(connection, leaseSql.readAcquire())) {
             bound(update);
-            update.setLong(1, Dialect.micros(lease));
-            update.setLong(2, Dialect.micros(lease));
-            update.setString(3, owner);
-            update.setBytes(4, key);
-            update.setString(5, ownWrite == null ? "" : ownWrite); // no owner id is empty
-            update.setString(6, owner);
+            bindReadAcquire(update, 1, key, owner, ownWrite, lease);
             return runTokenStatement(connection, update);
         }
+    }
+
+    /**
+     * A read attempt's first step: {@link #upsertReader}, then {@link #readAcquire}; in one statement where the
+     * dialect has one ({@link Dialect#upsertReaderThenReadAcquireSql}).
+     */
+    long upsertReaderThenReadAcquire(Connection connection, byte[] key, String owner, String ownWrite,
+            Duration lease) throws SQLException {
+        String both = leaseSql.upsertReaderThenReadAcquire();
+        if (both == null) {
+            upsertReader(connection, key, owner, lease);
+            return readAcquire(connection, key, owner, ownWrite, lease);
+        }
+        try (PreparedStatement statement = prepareTokenStatement(connection, both)) {
+            bound(statement);
+            statement.setBytes(1, key);
+            statement.setString(2, owner);
+            statement.setLong(3, Dialect.micros(lease));
+            bindReadAcquire(statement, 4, key, owner, ownWrite, lease);
+            return runTokenStatement(connection, statement);
+        }
+    }
+
+    private static void bindReadAcquire(PreparedStatement statement, int first, byte[] key, String owner,
+            String ownWrite, Duration lease) throws SQLException {
+        statement.setLong(first, Dialect.micros(lease));
+        statement.setLong(first + 1, Dialect.micros(lease));
+        statement.setString(first + 2, owner);
+        statement.setBytes(first + 3, key);
+        statement.setString(first + 4, ownWrite == null ? "" : ownWrite); // no owner id is empty
+        statement.setString(first + 5, owner);
     }
 
     /** Deletes the read hold's row whatever its lease, in autocommit: undoes {@link #upsertReader} of a refused run. */
@@ -886,14 +912,15 @@ final class LockTable {
 
     /** The lease-mode statements on the hot path, written once per table. */
     private record LeaseSql(String acquire, String acquirePastReaders, String claim, String release,
-            String dropClaim, String readToken, String readAcquire, String upsertReader, String releaseReader) {
+            String dropClaim, String readToken, String readAcquire, String upsertReader, String releaseReader,
+            String upsertReaderThenReadAcquire) {
 
         static LeaseSql of(Dialect d, String table, boolean readers) {
             return new LeaseSql(d.acquireSql(table, readers), d.acquireSql(table, false), d.claimSql(table),
                     d.releaseSql(table), d.dropClaimSql(table), "SELECT token" + (readers ? ", CASE WHEN"
                     + " readers_until > " + d.now() + " THEN 1 ELSE 0 END" : "") + " FROM " + table
                     + " WHERE lock_key = ?", d.readAcquireSql(table), d.upsertReader(table),
-                    d.releaseReaderSql(table));
+                    d.releaseReaderSql(table), d.upsertReaderThenReadAcquireSql(table));
         }
     }
 

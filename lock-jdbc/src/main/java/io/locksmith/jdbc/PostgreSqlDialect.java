@@ -56,6 +56,16 @@ final class PostgreSqlDialect extends Dialect {
     }
 
     /**
+     * The reader's row and its grant in one statement: the INSERT runs to completion whether or not the UPDATE
+     * grants, and both commit together, so a writer that takes the lock's row after the grant counts this row, and
+     * one that took it before makes the UPDATE grant nothing (the caller then deletes the row again).
+     */
+    @Override
+    String upsertReaderThenReadAcquireSql(String table) {
+        return "WITH reader AS (" + upsertReader(table) + " RETURNING 1) " + readAcquireSql(table);
+    }
+
+    /**
      * The reader's release, which wakes the lock's waiters when a writer holds the row (one taken past the
      * readers waits for them to leave) or a claim lives or lived within its lease; an uncontended read release
      * notifies nobody. The lock's row is read {@code FOR SHARE}, which sees its latest version and keeps a writer's
