@@ -54,6 +54,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
+import java.util.function.Function;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 import org.assertj.core.api.SoftAssertions;
@@ -1574,46 +1575,13 @@ public abstract class LockProviderContract {
         }
 
         private void readWithLostAnswerIsUndone() throws Exception {
-            // a lease far longer than the test's wait: only the background release can free the lock in time
-            Duration lease = slack().multipliedBy(4).plus(opBound());
-            Faulty mine = openFaulty(b -> b.leaseTime(lease));
-            DistributedLock read = mine.provider.getReadWriteLock("lost-read").readLock();
-            mine.store.arm(FaultyStore.Call.ACQUIRE, "lost-read", FaultyStore.Fault.APPLY_THEN_TIMEOUT);
-            Actor caller = actor("reader");
-            assertThat(caller.failureOf(opBound(), read::lock)).isInstanceOf(LockBackendException.class);
-            assertThat(caller.<Boolean>call(opBound(), read::isHeldByCurrentThread)).isFalse();
-            DistributedLock writer = open().getReadWriteLock("lost-read").writeLock();
-            assertThat(writer.tryLock(slack().toMillis(), TimeUnit.MILLISECONDS))
-                    .as("another client's write within %d ms, the read's lease being %d ms", slack().toMillis(),
-                            lease.toMillis())
-                    .isTrue();
-            writer.unlock();
+            lostGrantIsUndone("lost-read", p -> p.getReadWriteLock("lost-read").readLock(),
+                    p -> p.getReadWriteLock("lost-read").writeLock());
         }
 
         private void readUnlockWithLostAnswerEndsTheHold() throws Exception {
-            Faulty mine = openFaulty(UnaryOperator.identity());
-            DistributedLock read = mine.provider.getReadWriteLock("lost-read-release").readLock();
-            DistributedLock sentinel = mine.provider.getLock("sentinel");
-            DistributedLock writer = open().getReadWriteLock("lost-read-release").writeLock();
-            Actor holder = actor("reader");
-            holder.run(opBound(), () -> {
-                read.lock();
-                sentinel.lock(); // keeps renewal rounds going, so that one runs between the failure and the retry
-            });
-            mine.store.arm(FaultyStore.Call.RELEASE, "lost-read-release", FaultyStore.Fault.APPLY_THEN_TIMEOUT);
-            assertThat(holder.failureOf(opBound(), read::unlock)).as("read unlock() whose answer was lost")
-                    .isInstanceOf(LockBackendException.class);
-            assertThat(holder.<Boolean>call(opBound(), read::isHeldByCurrentThread))
-                    .as("isHeldByCurrentThread() after a read unlock() of unknown outcome").isFalse();
-            assertThat(attempt(writer)).as("another client's write, the release having been applied").isTrue();
-            int renewals = mine.store.calls(FaultyStore.Call.RENEW);
-            awaitTrue("two renewal rounds after the failed unlock()", lossBound(mine.provider),
-                    () -> mine.store.calls(FaultyStore.Call.RENEW) >= renewals + 2);
-            assertThat(holder.failureOrNull(opBound(), read::unlock)).as("the retried read unlock()").isNull();
-            assertThat(losses(mine.provider).all()).as("losses reported for a read hold that was released")
-                    .isEmpty();
-            writer.unlock();
-            holder.run(opBound(), sentinel::unlock);
+            unlockWithLostAnswerEnds("lost-read-release", p -> p.getReadWriteLock("lost-read-release").readLock(),
+                    p -> p.getReadWriteLock("lost-read-release").writeLock());
         }
 
         private void randomCallFaultsKeepReadersFromWriters() throws Exception {
@@ -1685,16 +1653,26 @@ public abstract class LockProviderContract {
         }
 
         private void unlockWithLostAnswerEndsTheHold() throws Exception {
-            Faulty mine = openFaulty(UnaryOperator.identity());
-            DistributedLock lock = mine.provider.getLock("lost-answer");
-            DistributedLock sentinel = mine.provider.getLock("sentinel");
-            DistributedLock theirs = open().getLock("lost-answer");
+            unlockWithLostAnswerEnds("lost-answer", p -> p.getLock("lost-answer"), p -> p.getLock("lost-answer"));
+        }
+
+        /**
+         * {@code mine}'s lock of the faulty provider is held and its unlock() applied but answered by a timeout:
+         * the hold has ended, {@code rival}'s lock of another client gets it, and the retried unlock() reports no
+         * loss.
+         */
+        private void unlockWithLostAnswerEnds(String name, Function<LockProvider, DistributedLock> mine,
+                Function<LockProvider, DistributedLock> rival) throws Exception {
+            Faulty faulty = openFaulty(UnaryOperator.identity());
+            DistributedLock lock = mine.apply(faulty.provider);
+            DistributedLock sentinel = faulty.provider.getLock("sentinel");
+            DistributedLock theirs = rival.apply(open());
             Actor holder = actor("holder");
             holder.run(opBound(), () -> {
                 lock.lock();
                 sentinel.lock(); // keeps renewal rounds going, so that one runs between the failure and the retry
             });
-            mine.store.arm(FaultyStore.Call.RELEASE, "lost-answer", FaultyStore.Fault.APPLY_THEN_TIMEOUT);
+            faulty.store.arm(FaultyStore.Call.RELEASE, name, FaultyStore.Fault.APPLY_THEN_TIMEOUT);
             assertThat(holder.failureOf(opBound(), lock::unlock)).as("unlock() whose answer was lost")
                     .isInstanceOf(LockBackendException.class);
             assertThat(holder.<Boolean>call(opBound(), lock::isHeldByCurrentThread))
@@ -1703,11 +1681,11 @@ public abstract class LockProviderContract {
             assertThat(holder.<Boolean>call(opBound(), lock::tryLock))
                     .as("tryLock() of the thread whose unlock() failed, while another client holds the lock")
                     .isFalse();
-            int renewals = mine.store.calls(FaultyStore.Call.RENEW);
-            awaitTrue("two renewal rounds after the failed unlock()", lossBound(mine.provider),
-                    () -> mine.store.calls(FaultyStore.Call.RENEW) >= renewals + 2);
+            int renewals = faulty.store.calls(FaultyStore.Call.RENEW);
+            awaitTrue("two renewal rounds after the failed unlock()", lossBound(faulty.provider),
+                    () -> faulty.store.calls(FaultyStore.Call.RENEW) >= renewals + 2);
             assertThat(holder.failureOrNull(opBound(), lock::unlock)).as("the retried unlock()").isNull();
-            assertThat(losses(mine.provider).all()).as("losses reported for a lock that was released").isEmpty();
+            assertThat(losses(faulty.provider).all()).as("losses reported for a lock that was released").isEmpty();
             theirs.unlock();
             holder.run(opBound(), sentinel::unlock);
         }
@@ -1733,15 +1711,25 @@ public abstract class LockProviderContract {
         }
 
         private void acquisitionWithLostAnswerIsUndone() throws Exception {
+            lostGrantIsUndone("lost-grant", p -> p.getLock("lost-grant"), p -> p.getLock("lost-grant"));
+        }
+
+        /**
+         * {@code mine}'s lock of the faulty provider is granted by the store but answered by a timeout: the grant is
+         * given back in the background, so that {@code rival}'s lock of another client gets it long before the
+         * lost grant's lease ends.
+         */
+        private void lostGrantIsUndone(String name, Function<LockProvider, DistributedLock> mine,
+                Function<LockProvider, DistributedLock> rival) throws Exception {
             // a lease far longer than the test's wait: only the background release can free the lock in time
             Duration lease = slack().multipliedBy(4).plus(opBound());
-            Faulty mine = openFaulty(b -> b.leaseTime(lease));
-            DistributedLock lock = mine.provider.getLock("lost-grant");
-            mine.store.arm(FaultyStore.Call.ACQUIRE, "lost-grant", FaultyStore.Fault.APPLY_THEN_TIMEOUT);
+            Faulty faulty = openFaulty(b -> b.leaseTime(lease));
+            DistributedLock lock = mine.apply(faulty.provider);
+            faulty.store.arm(FaultyStore.Call.ACQUIRE, name, FaultyStore.Fault.APPLY_THEN_TIMEOUT);
             Actor caller = actor("caller");
             assertThat(caller.failureOf(opBound(), lock::lock)).isInstanceOf(LockBackendException.class);
             assertThat(caller.<Boolean>call(opBound(), lock::isHeldByCurrentThread)).isFalse();
-            DistributedLock theirs = open().getLock("lost-grant");
+            DistributedLock theirs = rival.apply(open());
             assertThat(theirs.tryLock(slack().toMillis(), TimeUnit.MILLISECONDS))
                     .as("another client within %d ms, the lease being %d ms", slack().toMillis(), lease.toMillis())
                     .isTrue();
