@@ -1588,6 +1588,43 @@ public abstract class LockProviderContract {
             AtomicInteger readers = new AtomicInteger();
             AtomicInteger writers = new AtomicInteger();
             List<String> violations = new CopyOnWriteArrayList<>();
+            underRandomCallFaults((provider, p, t) -> {
+                boolean writing = t == 0;
+                DistributedReadWriteLock rw = provider.getReadWriteLock("random-rw-faults");
+                DistributedLock lock = writing ? rw.writeLock() : rw.readLock();
+                String who = "p" + p + (writing ? " writer" : " reader");
+                return () -> lockedOnce(lock, () -> {
+                    // each side counts itself in before it looks at the other side's count, so of two holds that
+                    // overlap, at least one sees the other
+                    int w;
+                    int r;
+                    if (writing) {
+                        w = writers.incrementAndGet();
+                        r = readers.get();
+                    } else {
+                        r = readers.incrementAndGet();
+                        w = writers.get();
+                    }
+                    if (writing ? w != 1 || r != 0 : w != 0) {
+                        violations.add(who + " got the lock beside " + w + " writer(s), " + r + " reader(s)");
+                    }
+                    Thread.yield();
+                    (writing ? writers : readers).decrementAndGet();
+                });
+            });
+            assertThat(violations).as("a writer beside anybody, or a reader beside a writer").isEmpty();
+        }
+
+        /** Makes one worker's lock round: the lock of provider {@code p} (0 or 1) for its thread {@code t}. */
+        private interface FaultyWorker {
+            Runnable round(LockProvider provider, int p, int t);
+        }
+
+        /**
+         * Two providers whose acquisitions and releases fail or lose their answer at random (20 %), two threads
+         * each running their round 12 times; then every provider must have had faults injected and report no loss.
+         */
+        private void underRandomCallFaults(FaultyWorker worker) throws Exception {
             Random seeds = new Random(ThreadLocalRandom.current().nextLong());
             List<Future<Void>> workers = new ArrayList<>();
             List<Faulty> faulty = new ArrayList<>();
@@ -1597,46 +1634,18 @@ public abstract class LockProviderContract {
                 provider.store.randomFaults(0.2, new Random(seeds.nextLong()), FaultyStore.Call.ACQUIRE,
                         FaultyStore.Call.RELEASE);
                 faulty.add(provider);
-                DistributedReadWriteLock rw = provider.provider.getReadWriteLock("random-rw-faults");
                 for (int t = 0; t < 2; t++) {
-                    boolean writing = t == 0;
-                    DistributedLock lock = writing ? rw.writeLock() : rw.readLock();
-                    String who = "p" + p + (writing ? " writer" : " reader");
+                    Runnable round = worker.round(provider.provider, p, t);
                     workers.add(actor("worker-p" + p + "-t" + t).submit(() -> {
                         for (int i = 0; i < iterations; i++) {
-                            try {
-                                lock.lock();
-                            } catch (LockBackendException e) {
-                                continue; // not acquired
-                            }
-                            // each side counts itself in before it looks at the other side's count, so of two
-                            // holds that overlap, at least one sees the other
-                            int w;
-                            int r;
-                            if (writing) {
-                                w = writers.incrementAndGet();
-                                r = readers.get();
-                            } else {
-                                r = readers.incrementAndGet();
-                                w = writers.get();
-                            }
-                            if (writing ? w != 1 || r != 0 : w != 0) {
-                                violations.add(who + " got the lock beside " + w + " writer(s), " + r + " reader(s)");
-                            }
-                            Thread.yield();
-                            (writing ? writers : readers).decrementAndGet();
-                            try {
-                                lock.unlock();
-                            } catch (LockBackendException e) {
-                                // outcome unknown: the thread no longer holds the lock
-                            }
+                            round.run();
                         }
                         return null;
                     }));
                 }
             }
-            for (Future<Void> worker : workers) {
-                await(worker, Duration.ofSeconds(60).plus(slack()), "worker of the random-fault run");
+            for (Future<Void> running : workers) {
+                await(running, Duration.ofSeconds(60).plus(slack()), "worker of the random-fault run");
             }
             for (Faulty provider : faulty) {
                 provider.store.stop();
@@ -1645,7 +1654,24 @@ public abstract class LockProviderContract {
                         .isPositive();
                 assertThat(losses(provider.provider).all()).as("losses").isEmpty();
             }
-            assertThat(violations).as("a writer beside anybody, or a reader beside a writer").isEmpty();
+        }
+
+        /**
+         * Takes {@code lock}, runs {@code inside} and unlocks; an acquisition that fails leaves out the rest, and an
+         * unlock of unknown outcome is fine (the thread no longer holds the lock either way).
+         */
+        private static void lockedOnce(DistributedLock lock, Runnable inside) {
+            try {
+                lock.lock();
+            } catch (LockBackendException e) {
+                return; // not acquired
+            }
+            inside.run();
+            try {
+                lock.unlock();
+            } catch (LockBackendException e) {
+                // outcome unknown: the thread no longer holds the lock
+            }
         }
 
         private DynamicTest test(String name, Executable body) {
@@ -1796,47 +1822,14 @@ public abstract class LockProviderContract {
 
         private void randomCallFaultsNeverBreakExclusion() throws Exception {
             ExclusionChecker checker = new ExclusionChecker();
-            Random seeds = new Random(ThreadLocalRandom.current().nextLong());
-            List<Future<Void>> workers = new ArrayList<>();
-            List<Faulty> faulty = new ArrayList<>();
-            int iterations = 12;
-            for (int p = 0; p < 2; p++) {
-                Faulty provider = openFaulty(UnaryOperator.identity());
-                provider.store.randomFaults(0.2, new Random(seeds.nextLong()), FaultyStore.Call.ACQUIRE,
-                        FaultyStore.Call.RELEASE);
-                faulty.add(provider);
-                DistributedLock lock = provider.provider.getLock("random-faults");
-                for (int t = 0; t < 2; t++) {
-                    String owner = provider.provider.clientId() + "#" + t;
-                    workers.add(actor("worker-p" + p + "-t" + t).submit(() -> {
-                        for (int i = 0; i < iterations; i++) {
-                            try {
-                                lock.lock();
-                            } catch (LockBackendException e) {
-                                continue; // not acquired
-                            }
-                            checker.acquired(lock, owner);
-                            checker.releasing("random-faults", owner);
-                            try {
-                                lock.unlock();
-                            } catch (LockBackendException e) {
-                                // outcome unknown: the thread no longer holds the lock
-                            }
-                        }
-                        return null;
-                    }));
-                }
-            }
-            for (Future<Void> worker : workers) {
-                await(worker, Duration.ofSeconds(60).plus(slack()), "worker of the random-fault run");
-            }
-            for (Faulty provider : faulty) {
-                provider.store.stop();
-                assertThat(provider.store.injected(FaultyStore.Fault.FAIL)
-                        + provider.store.injected(FaultyStore.Fault.APPLY_THEN_TIMEOUT)).as("faults injected")
-                        .isPositive();
-                assertThat(losses(provider.provider).all()).as("losses").isEmpty();
-            }
+            underRandomCallFaults((provider, p, t) -> {
+                DistributedLock lock = provider.getLock("random-faults");
+                String owner = provider.clientId() + "#" + t;
+                return () -> lockedOnce(lock, () -> {
+                    checker.acquired(lock, owner);
+                    checker.releasing("random-faults", owner);
+                });
+            });
             checker.assertClean();
         }
     }
