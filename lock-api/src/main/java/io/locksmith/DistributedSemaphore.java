@@ -18,16 +18,22 @@ import java.util.Optional;
  * }
  * }</pre>
  *
- * <p>The permits are the locks {@code <name>#permit-0} to {@code <name>#permit-<permits - 1>}: every process must
- * open a semaphore with the same number of permits (see docs/primitives.md for changing it). Not reentrant: every
- * acquisition takes permits of its own.
+ * <p>The permits are the locks {@code <name>#permit-0} to {@code <name>#permit-<permits - 1>}. The count is given
+ * in code ({@link LockProvider#getSemaphore(String, int)}: every process must open the semaphore with the same
+ * count) or kept in the store ({@link LockProvider#getSemaphore(String)}, changed by an operator with
+ * {@link LockProvider#setSemaphorePermits}). Not reentrant: every acquisition takes permits of its own.
  */
 public interface DistributedSemaphore {
 
     /** The semaphore's name. */
     String name();
 
-    /** How many permits the semaphore has. */
+    /**
+     * How many permits the semaphore has: the count given in code, or the one kept in the store now (a round trip).
+     *
+     * @throws IllegalStateException if the count is kept in the store and the store has none
+     * @throws LockBackendException if the store fails
+     */
     int permits();
 
     /**
@@ -53,8 +59,8 @@ public interface DistributedSemaphore {
      * back and the result is empty. Never holds some while it waits for others, so two callers asking for more than
      * half of the permits each cannot block each other.
      *
-     * @throws IllegalArgumentException if {@code count} is not between 1 and {@link #permits()}, or {@code wait}
-     *     is negative
+     * @throws IllegalArgumentException if {@code count} is not between 1 and {@link #permits()} when the call
+     *     starts, or {@code wait} is negative
      * @throws InterruptedException as {@link #acquire()}
      * @throws LockBackendException if the store fails; nothing is held then
      */

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.ServiceLoader;
 import java.util.TreeSet;
 
@@ -101,6 +102,54 @@ public interface LockProvider extends AutoCloseable {
      */
     default DistributedSemaphore getSemaphore(String name, int permits) {
         return SlotSemaphore.open(this, name, permits);
+    }
+
+    /**
+     * The semaphore {@code name} whose permit count is kept in the store, set by {@link #setSemaphorePermits}:
+     * every take reads the count there (one more round trip), so changing it needs no restart of any process.
+     * Otherwise as {@link #getSemaphore(String, int)}: its permits are the locks {@code <name>#permit-<i>} for
+     * {@code i} below the count. Do not mix it with {@code getSemaphore(name, permits)} for the same name.
+     *
+     * @param name the semaphore's name, as {@link #getSemaphore(String, int)} takes it
+     * @throws NullPointerException if {@code name} is null
+     * @throws IllegalArgumentException if {@code name} breaks a naming rule
+     * @throws IllegalStateException if the store keeps no permit count for {@code name}, or the provider is closed
+     * @throws UnsupportedOperationException if the backend keeps no permit counts
+     * @throws LockBackendException if the store cannot be reached or fails
+     */
+    default DistributedSemaphore getSemaphore(String name) {
+        return SlotSemaphore.openStored(this, name);
+    }
+
+    /**
+     * The permit count the store keeps for semaphore {@code name} (see {@link #getSemaphore(String)}), or empty
+     * if none was ever set.
+     *
+     * @throws NullPointerException if {@code name} is null
+     * @throws IllegalArgumentException if {@code name} breaks a naming rule
+     * @throws UnsupportedOperationException if the backend keeps no permit counts (the default)
+     * @throws LockBackendException if the store cannot be reached or fails
+     */
+    default OptionalInt semaphorePermits(String name) {
+        throw new UnsupportedOperationException(backend() + " keeps no semaphore permit counts");
+    }
+
+    /**
+     * An operator's change of the permit count of semaphore {@code name}, kept in the store for
+     * {@link #getSemaphore(String)} in every process: takes that start after it see the new count. Raising it
+     * lets waiters take the new permits at their next look; lowering it takes no permit from its holder: permits
+     * numbered at or above the new count stay held until their handles close, and meanwhile new takes use only
+     * the permits below it, so the number held falls to the new count as the old ones are given back.
+     *
+     * @param permits 1 to 1024
+     * @throws NullPointerException if {@code name} is null
+     * @throws IllegalArgumentException if {@code name} breaks a naming rule or {@code permits} is out of range
+     * @throws UnsupportedOperationException if the backend keeps no permit counts (the default)
+     * @throws LockBackendException if the store cannot be reached or fails; the count may then be the old one or
+     *     the new one
+     */
+    default void setSemaphorePermits(String name, int permits) {
+        throw new UnsupportedOperationException(backend() + " keeps no semaphore permit counts");
     }
 
     /**

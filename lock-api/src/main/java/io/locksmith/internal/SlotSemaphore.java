@@ -35,36 +35,77 @@ public final class SlotSemaphore implements DistributedSemaphore {
     /** The most permits a semaphore may have: {@link #availablePermits()} costs a round trip per permit. */
     public static final int MAX_PERMITS = 1024;
 
+    private final LockProvider provider;
     private final String name;
-    private final List<DistributedLock> locks;
+    /** The permit count given in code, or 0 where the store keeps it ({@link LockProvider#getSemaphore(String)}). */
+    private final int fixedPermits;
     private final long minSliceNanos;
     private final long maxSliceNanos;
+    /** The permit locks 0 … n-1 opened so far, grown as the count is seen to grow. */
+    private volatile List<DistributedLock> locks = List.of();
 
-    private SlotSemaphore(String name, List<DistributedLock> locks, Duration minSlice, Duration maxSlice) {
+    private SlotSemaphore(LockProvider provider, String name, int fixedPermits) {
+        this.provider = provider;
         this.name = name;
-        this.locks = locks;
-        this.minSliceNanos = Math.max(1, minSlice.toNanos());
-        this.maxSliceNanos = Math.max(minSliceNanos, maxSlice.toNanos());
+        this.fixedPermits = fixedPermits;
+        this.minSliceNanos = Math.max(1, provider.options().minBackoff().toNanos());
+        this.maxSliceNanos = Math.max(minSliceNanos, provider.options().maxBackoff().toNanos());
     }
 
-    /** See {@link LockProvider#getSemaphore}. */
+    /** See {@link LockProvider#getSemaphore(String, int)}. */
     public static DistributedSemaphore open(LockProvider provider, String name, int permits) {
+        checkPermits(provider, name, permits);
+        SlotSemaphore semaphore = new SlotSemaphore(provider, name, permits);
+        semaphore.locks(permits);
+        return semaphore;
+    }
+
+    /** See {@link LockProvider#getSemaphore(String)}. */
+    public static DistributedSemaphore openStored(LockProvider provider, String name) {
+        LockNames.check(name);
+        SlotSemaphore semaphore = new SlotSemaphore(provider, name, 0);
+        semaphore.locks(semaphore.permits());
+        return semaphore;
+    }
+
+    /**
+     * Checks a permit count for semaphore {@code name}: 1 to {@link #MAX_PERMITS}, and room in the name for the
+     * last permit lock's suffix.
+     */
+    public static void checkPermits(LockProvider provider, String name, int permits) {
         LockNames.check(name);
         if (permits < 1 || permits > MAX_PERMITS) {
             throw new IllegalArgumentException("a semaphore has 1 to " + MAX_PERMITS + " permits, not " + permits);
         }
-        List<DistributedLock> locks = new ArrayList<>(permits);
-        for (int i = 0; i < permits; i++) {
-            String lockName = name + PERMIT_SEPARATOR + i;
-            try {
-                locks.add(provider.getLock(lockName));
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("semaphore name '" + name + "' leaves no room for its permit "
-                        + "locks' names ('" + PERMIT_SEPARATOR + i + "' appended): " + e.getMessage(), e);
-            }
+        String suffix = PERMIT_SEPARATOR + (permits - 1);
+        try {
+            LockNames.check(name + suffix);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("semaphore name '" + name + "' leaves no room for its permit "
+                    + "locks' names ('" + suffix + "' appended): " + e.getMessage(), e);
         }
-        return new SlotSemaphore(name, List.copyOf(locks), provider.options().minBackoff(),
-                provider.options().maxBackoff());
+    }
+
+    /** The permit locks 0 … {@code count}-1, opening those not opened yet. */
+    private List<DistributedLock> locks(int count) {
+        List<DistributedLock> known = locks;
+        if (known.size() >= count) {
+            return known.subList(0, count);
+        }
+        synchronized (this) {
+            List<DistributedLock> grown = new ArrayList<>(locks);
+            for (int i = grown.size(); i < count; i++) {
+                String lockName = name + PERMIT_SEPARATOR + i;
+                try {
+                    grown.add(provider.getLock(lockName));
+                } catch (IllegalArgumentException e) {
+                    throw new IllegalArgumentException("semaphore name '" + name + "' leaves no room for its permit "
+                            + "locks' names ('" + PERMIT_SEPARATOR + i + "' appended): " + e.getMessage(), e);
+                }
+            }
+            locks = List.copyOf(grown);
+            return locks.subList(0, count);
+        }
     }
 
     @Override
@@ -74,7 +115,13 @@ public final class SlotSemaphore implements DistributedSemaphore {
 
     @Override
     public int permits() {
-        return locks.size();
+        if (fixedPermits > 0) {
+            return fixedPermits;
+        }
+        return provider.semaphorePermits(name).orElseThrow(() -> new IllegalStateException("semaphore '" + name
+                + "' has no permit count in the store of " + provider.backend() + ": set one first (LockProvider"
+                + ".setSemaphorePermits, or 'locksmith semaphore --set'), or give the count in code with "
+                + "getSemaphore(name, permits)"));
     }
 
     @Override
@@ -93,20 +140,25 @@ public final class SlotSemaphore implements DistributedSemaphore {
         if (wait.isNegative()) {
             throw new IllegalArgumentException("wait must not be negative: " + wait);
         }
-        if (count < 1 || count > locks.size()) {
-            throw new IllegalArgumentException("semaphore '" + name + "' has " + locks.size()
-                    + " permits; cannot take " + count);
-        }
         return Optional.ofNullable(take(count, Math.min(wait.toNanos(), Long.MAX_VALUE / 4)));
     }
 
-    /** {@code count} permits, or null if {@code waitNanos} (negative: for ever) passed first. */
+    /**
+     * {@code count} permits, or null if {@code waitNanos} (negative: for ever) passed first. A count kept in the
+     * store is read again before each look at the permits, so a waiter sees a raised count.
+     */
     private List<Permit> take(int count, long waitNanos) throws InterruptedException {
         long deadline = System.nanoTime() + Math.max(0, waitNanos);
+        int permits = permits();
+        if (count < 1 || count > permits) {
+            throw new IllegalArgumentException("semaphore '" + name + "' has " + permits
+                    + (permits == 1 ? " permit" : " permits") + "; cannot take " + count);
+        }
         long slice = minSliceNanos;
         while (true) {
+            List<DistributedLock> locks = locks(permits);
             List<Permit> taken = new ArrayList<>(count);
-            if (sweep(taken, count, -1)) {
+            if (count <= permits && sweep(locks, taken, count, -1)) {
                 return Collections.unmodifiableList(taken);
             }
             long remaining = waitNanos < 0 ? slice : deadline - System.nanoTime();
@@ -114,14 +166,18 @@ public final class SlotSemaphore implements DistributedSemaphore {
                 return null;
             }
             int index = ThreadLocalRandom.current().nextInt(locks.size());
-            Permit first = attempt(index, Duration.ofNanos(Math.min(slice, remaining)), taken);
+            Permit first = attempt(locks, index, Duration.ofNanos(Math.min(slice, remaining)), taken);
             if (first != null) {
                 taken.add(first);
-                if (count == 1 || sweep(taken, count, index)) {
+                if (count == 1 || count <= permits && sweep(locks, taken, count, index)) {
                     return Collections.unmodifiableList(taken);
                 }
+                giveBack(taken, null);
             }
             slice = Math.min(slice * 2, maxSliceNanos);
+            if (fixedPermits == 0) {
+                permits = permits(); // lowered below count meanwhile: wait on, it may be raised again
+            }
         }
     }
 
@@ -129,12 +185,13 @@ public final class SlotSemaphore implements DistributedSemaphore {
      * Tries each permit lock but {@code skip} once, from a random one, until {@code taken} has {@code count}
      * permits; if it does not, gives them all back and returns false.
      */
-    private boolean sweep(List<Permit> taken, int count, int skip) throws InterruptedException {
+    private boolean sweep(List<DistributedLock> locks, List<Permit> taken, int count, int skip)
+            throws InterruptedException {
         int start = ThreadLocalRandom.current().nextInt(locks.size());
         for (int i = 0; i < locks.size() && taken.size() < count; i++) {
             int index = (start + i) % locks.size();
             if (index != skip) {
-                Permit permit = attempt(index, Duration.ZERO, taken);
+                Permit permit = attempt(locks, index, Duration.ZERO, taken);
                 if (permit != null) {
                     taken.add(permit);
                 }
@@ -151,7 +208,8 @@ public final class SlotSemaphore implements DistributedSemaphore {
      * One acquisition of permit lock {@code index} waiting up to {@code wait}: the permit, or null if it stayed
      * busy. On an interrupt or a store failure, gives back {@code taken} and throws.
      */
-    private Permit attempt(int index, Duration wait, List<Permit> taken) throws InterruptedException {
+    private Permit attempt(List<DistributedLock> locks, int index, Duration wait, List<Permit> taken)
+            throws InterruptedException {
         DistributedLock lock = locks.get(index);
         if (lock instanceof StoreLock storeLock) {
             try {
@@ -198,7 +256,7 @@ public final class SlotSemaphore implements DistributedSemaphore {
     @Override
     public int availablePermits() {
         int free = 0;
-        for (DistributedLock lock : locks) {
+        for (DistributedLock lock : locks(permits())) {
             if (!lock.isLocked()) {
                 free++;
             }
@@ -208,7 +266,8 @@ public final class SlotSemaphore implements DistributedSemaphore {
 
     @Override
     public String toString() {
-        return "DistributedSemaphore{'" + name + "', permits=" + locks.size() + '}';
+        return "DistributedSemaphore{'" + name + "', " + (fixedPermits > 0 ? "permits=" + fixedPermits
+                : "permits kept in the store") + '}';
     }
 
     /** A permit: a handle-owned hold of one permit lock. */

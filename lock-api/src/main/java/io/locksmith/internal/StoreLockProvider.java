@@ -24,6 +24,7 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -1438,6 +1439,36 @@ public final class StoreLockProvider<H> implements LockProvider {
             throw new LockBackendException("Lock '" + name + "' on " + store.address() + ": forced release failed "
                     + "after " + millis(time.nanoTime() - start) + " ms: " + detail(e), e);
         }
+    }
+
+    @Override
+    public OptionalInt semaphorePermits(String name) {
+        LockNames.check(name);
+        checkOpen();
+        long start = time.nanoTime();
+        try {
+            return store.semaphorePermits(name);
+        } catch (LockBackendException e) {
+            backendFailed(name, "semaphorePermits", e);
+            throw new LockBackendException("Semaphore '" + name + "' on " + store.address() + ": reading its permit "
+                    + "count failed after " + millis(time.nanoTime() - start) + " ms: " + detail(e), e);
+        }
+    }
+
+    @Override
+    public void setSemaphorePermits(String name, int permits) {
+        SlotSemaphore.checkPermits(this, name, permits);
+        checkOpen();
+        long start = time.nanoTime();
+        try {
+            store.setSemaphorePermits(name, permits);
+        } catch (LockBackendException e) {
+            backendFailed(name, "setSemaphorePermits", e);
+            throw new LockBackendException("Semaphore '" + name + "' on " + store.address() + ": setting its permit "
+                    + "count to " + permits + " failed after " + millis(time.nanoTime() - start) + " ms (it may be "
+                    + "the old count or the new one): " + detail(e), e);
+        }
+        log.warn("Semaphore '{}' on {} set to {} permits by client {}", name, store.address(), permits, clientId);
     }
 
     // ---------------------------------------------------------------- renewal

@@ -12,6 +12,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
@@ -41,6 +42,8 @@ public final class LocalLockServer {
     /** The shared (read) holds of each key, by owner; a key without any has no map. */
     private final Map<String, Map<String, Hold>> readers = new HashMap<>();
     private final Map<String, Long> counters = new HashMap<>();
+    /** The semaphores' permit counts; like the counters, they survive {@link #kill()}. */
+    private final Map<String, Integer> permitCounts = new HashMap<>();
     private final Map<String, Claim> claims = new HashMap<>();
     private final Map<String, List<Runnable>> subscribers = new ConcurrentHashMap<>();
     private final AtomicLong operations = new AtomicLong();
@@ -345,6 +348,25 @@ public final class LocalLockServer {
             }
             return LockInfo.held(name, current.owner, current.acquiredAt, Duration.ofNanos(current.expiresAt - now),
                     current.token);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    OptionalInt semaphorePermits(String key, Duration timeout) {
+        enter(timeout);
+        try {
+            Integer permits = permitCounts.get(key);
+            return permits == null ? OptionalInt.empty() : OptionalInt.of(permits);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    void setSemaphorePermits(String key, int permits, Duration timeout) {
+        enter(timeout);
+        try {
+            permitCounts.put(key, permits);
         } finally {
             lock.unlock();
         }

@@ -8,6 +8,7 @@ import io.locksmith.spi.RenewResult;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
+import java.util.OptionalInt;
 import java.util.Set;
 
 /** The {@link LockStore} of a {@link LocalLockServer}, one per provider. */
@@ -83,6 +84,16 @@ final class LocalLockStore implements LockStore<LocalLockStore.LocalHold> {
     @Override
     public boolean forceRelease(String name) {
         return server.forceRelease(key(name), timeout);
+    }
+
+    @Override
+    public OptionalInt semaphorePermits(String name) {
+        return server.semaphorePermits(key(name), timeout);
+    }
+
+    @Override
+    public void setSemaphorePermits(String name, int permits) {
+        server.setSemaphorePermits(key(name), permits, timeout);
     }
 
     @Override

@@ -4,6 +4,7 @@ import io.locksmith.LockInfo;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.OptionalInt;
 
 /**
  * A {@link LockStore} that passes every call to another store. Extend it for a
@@ -94,6 +95,16 @@ public class ForwardingLockStore<H> implements LockStore<H> {
     @Override
     public boolean forceRelease(String name) {
         return delegate.forceRelease(name);
+    }
+
+    @Override
+    public OptionalInt semaphorePermits(String name) {
+        return delegate.semaphorePermits(name);
+    }
+
+    @Override
+    public void setSemaphorePermits(String name, int permits) {
+        delegate.setSemaphorePermits(name, permits);
     }
 
     @Override

@@ -3,6 +3,7 @@ package io.locksmith.spi;
 import io.locksmith.LockInfo;
 import java.time.Duration;
 import java.util.List;
+import java.util.OptionalInt;
 
 /**
  * What a backend implements: how to acquire, release, renew and be woken in its store. Everything else
@@ -196,6 +197,28 @@ public interface LockStore<H> extends AutoCloseable {
      */
     default boolean forceRelease(String name) {
         throw new UnsupportedOperationException(address() + " cannot force a release");
+    }
+
+    /**
+     * The permit count kept in the store for semaphore {@code name} by {@link #setSemaphorePermits}, for
+     * {@link io.locksmith.LockProvider#getSemaphore(String)}; empty if none was ever set. A value of the store's
+     * own, apart from every lock (no lock name reaches it), never expiring and never counted as a hold.
+     *
+     * @throws UnsupportedOperationException if the store keeps no permit counts (the default)
+     */
+    default OptionalInt semaphorePermits(String name) {
+        throw new UnsupportedOperationException(address() + " keeps no semaphore permit counts");
+    }
+
+    /**
+     * Stores {@code permits} (1 to {@value io.locksmith.internal.SlotSemaphore#MAX_PERMITS}, checked by the
+     * caller) as the permit count of semaphore {@code name}, replacing any, for
+     * {@link io.locksmith.LockProvider#setSemaphorePermits}. Durable as the store's fencing counters are.
+     *
+     * @throws UnsupportedOperationException if the store keeps no permit counts (the default)
+     */
+    default void setSemaphorePermits(String name, int permits) {
+        throw new UnsupportedOperationException(address() + " keeps no semaphore permit counts");
     }
 
     /** Releases the store's connections and threads; holds are released before this is called. */

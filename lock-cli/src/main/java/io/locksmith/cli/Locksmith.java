@@ -8,11 +8,11 @@ import picocli.CommandLine.Model.CommandSpec;
 
 /**
  * The {@code locksmith} command: {@code demo} shows what a distributed lock prevents, {@code inspect} shows who
- * holds a lock, {@code release --force} frees a stuck one.
+ * holds a lock, {@code release --force} frees a stuck one, {@code semaphore} shows or sets a permit count.
  */
 @Command(name = "locksmith", mixinStandardHelpOptions = true, versionProvider = Locksmith.Version.class,
         description = "Distributed locks over Redis, ZooKeeper, JDBC and Redlock.",
-        subcommands = {DemoCommand.class, InspectCommand.class, ReleaseCommand.class,
+        subcommands = {DemoCommand.class, InspectCommand.class, ReleaseCommand.class, SemaphoreCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Locksmith {
 

@@ -4,8 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.offset;
 
 import io.locksmith.DistributedLock;
+import io.locksmith.DistributedSemaphore;
 import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
+import io.locksmith.Permit;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.util.UUID;
@@ -111,6 +113,31 @@ class LocksmithCommandTest {
     }
 
     @Test
+    void semaphoreShowsAndSetsThePermitCount() throws Exception {
+        LockOptions options = LockOptions.builder().namespace("ops").build();
+        try (LockProvider app = LockProvider.open(backend, options)) {
+            assertThat(run("semaphore", "exports", "--backend", backend, "--namespace", "ops")).isZero();
+            assertThat(out.toString()).contains("no permit count is kept");
+
+            assertThat(run("semaphore", "exports", "--set", "3", "--backend", backend, "--namespace", "ops")).isZero();
+            assertThat(out.toString()).contains("permit count set to 3 (was not set)");
+            DistributedSemaphore exports = app.getSemaphore("exports");
+            assertThat(exports.permits()).isEqualTo(3);
+            try (Permit permit = exports.acquire()) {
+                assertThat(run("semaphore", "exports", "--backend", backend, "--namespace", "ops")).isZero();
+                assertThat(out.toString()).contains("3 permits, 2 free");
+            }
+
+            assertThat(run("semaphore", "exports", "--set", "0", "--backend", backend, "--namespace", "ops"))
+                    .isEqualTo(2);
+            assertThat(err.toString()).contains("1 to 1024").doesNotContain("\tat ");
+            assertThat(run("semaphore", "exports", "--set", "1", "--backend", backend, "--namespace", "ops")).isZero();
+            assertThat(out.toString()).contains("permit count set to 1 (was 3)");
+            assertThat(exports.permits()).isEqualTo(1);
+        }
+    }
+
+    @Test
     void userMistakesGetOneLineAndNoStackTrace() {
         assertThat(run("inspect", "x", "--backend", "nosuch://host:1")).isEqualTo(2);
         assertThat(run("inspect", "x", "--backend", "redis://bad host")).isEqualTo(2);
@@ -129,10 +156,11 @@ class LocksmithCommandTest {
 
     @Test
     void everySubcommandHasHelp() {
-        for (String command : new String[] {"demo", "inspect", "release"}) {
+        for (String command : new String[] {"demo", "inspect", "release", "semaphore"}) {
             assertThat(run(command, "--help")).isZero();
         }
         assertThat(out.toString()).contains("Usage: locksmith demo").contains("Usage: locksmith inspect")
-                .contains("Usage: locksmith release").contains("--force");
+                .contains("Usage: locksmith release").contains("--force").contains("Usage: locksmith semaphore")
+                .contains("--set");
     }
 }

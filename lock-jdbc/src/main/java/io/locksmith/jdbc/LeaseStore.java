@@ -18,6 +18,7 @@ import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -423,6 +424,16 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
             statement.setBytes(i++, hold.key);
             statement.setString(i++, hold.owner);
         }
+    }
+
+    @Override
+    public OptionalInt semaphorePermits(String name) {
+        return table.semaphorePermits(namespace, name);
+    }
+
+    @Override
+    public void setSemaphorePermits(String name, int permits) {
+        table.setSemaphorePermits(namespace, name, permits);
     }
 
     @Override

@@ -18,6 +18,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.Map;
+import java.util.OptionalInt;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
@@ -122,7 +123,7 @@ final class LockTable {
      * contain NUL, so distinct pairs are distinct inputs; the key is binary, so case and trailing spaces count.
      */
     static byte[] key(String namespace, String name) {
-        return digest(namespace, name, false);
+        return digest(namespace, name, 0);
     }
 
     /**
@@ -131,16 +132,24 @@ final class LockTable {
      * lock has this key.
      */
     static byte[] claimKey(String namespace, String name) {
-        return digest(namespace, name, true);
+        return digest(namespace, name, 1);
     }
 
-    private static byte[] digest(String namespace, String name, boolean claim) {
+    /**
+     * The key of the row that keeps the permit count of semaphore {@code name} (see {@link #semaphorePermits}):
+     * SHA-256 over UTF-8 of namespace, NUL, name, NUL, NUL, the key of no lock and of no claim row.
+     */
+    static byte[] permitsKey(String namespace, String name) {
+        return digest(namespace, name, 2);
+    }
+
+    private static byte[] digest(String namespace, String name, int trailingNuls) {
         try {
             MessageDigest sha = MessageDigest.getInstance("SHA-256");
             sha.update(namespace.getBytes(StandardCharsets.UTF_8));
             sha.update((byte) 0);
             sha.update(name.getBytes(StandardCharsets.UTF_8));
-            if (claim) {
+            for (int i = 0; i < trailingNuls; i++) {
                 sha.update((byte) 0);
             }
             return sha.digest();
@@ -1208,6 +1217,48 @@ final class LockTable {
 
     /** A borrowed connection's own settings, where the store needed others. */
     private record Settings(boolean autoCommit, boolean readOnly, int isolation, boolean isolationChanged) {
+    }
+
+    // ---------------------------------------------------------------- semaphore permit counts
+
+    /*
+     * A semaphore's permit count lives in a row of the lock table keyed apart (permitsKey): its token column is the
+     * count, its owner is always NULL (so it is never held, in either mode), and its expires_at is far in the future
+     * (so deleteIdleRows, which deletes rows whose lease ended long ago, keeps it). No lock name maps to its key, so
+     * no acquisition, release or forced release ever touches it. Both modes keep the count this way.
+     */
+
+    /** The permit count of semaphore {@code name}, or empty if none was set. */
+    OptionalInt semaphorePermits(String namespace, String name) {
+        byte[] key = permitsKey(namespace, name);
+        return call("reading the permit count of semaphore '" + name + "'", connection -> {
+            try (PreparedStatement select = connection.prepareStatement("SELECT token FROM " + table
+                    + " WHERE lock_key = ?")) {
+                select.setQueryTimeout(queryTimeoutSeconds);
+                select.setBytes(1, key);
+                try (ResultSet rows = select.executeQuery()) {
+                    return rows.next() ? OptionalInt.of(rows.getInt(1)) : OptionalInt.empty();
+                }
+            }
+        });
+    }
+
+    /** Stores {@code permits} as the permit count of semaphore {@code name}: two statements in autocommit. */
+    void setSemaphorePermits(String namespace, String name, int permits) {
+        byte[] key = permitsKey(namespace, name);
+        call("setting the permit count of semaphore '" + name + "' to " + permits, connection -> {
+            insertIfAbsent(connection, key, namespace, name);
+            try (PreparedStatement update = connection.prepareStatement("UPDATE " + table + " SET token = ?,"
+                    + " expires_at = TIMESTAMP '9999-12-31 00:00:00' WHERE lock_key = ?")) {
+                update.setQueryTimeout(queryTimeoutSeconds);
+                update.setInt(1, permits);
+                update.setBytes(2, key);
+                if (update.executeUpdate() != 1) {
+                    throw new SQLException("the row of the permit count is missing right after its insert");
+                }
+            }
+            return null;
+        });
     }
 
     /** Work on a borrowed connection. */

@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
@@ -320,6 +321,16 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
         if (hold.mayHaveClaimed) {
             dropClaim(hold);
         }
+    }
+
+    @Override
+    public OptionalInt semaphorePermits(String name) {
+        return table.semaphorePermits(namespace, name);
+    }
+
+    @Override
+    public void setSemaphorePermits(String name, int permits) {
+        table.setSemaphorePermits(namespace, name, permits);
     }
 
     @Override

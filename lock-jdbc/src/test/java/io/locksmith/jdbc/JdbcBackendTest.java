@@ -515,12 +515,15 @@ class JdbcBackendTest {
             insert.setLong(2, 1_000_000);
             insert.executeUpdate();
         }
+        // a semaphore's permit count, kept in a row of its own that nobody ever holds
+        lease.setSemaphorePermits("counted", 3);
         Thread.sleep(300);
 
         int deleted = JdbcLockProviders.deleteIdleRows(target.admin(), TABLE, Duration.ofMillis(200));
         assertThat(deleted).as("rows deleted").isGreaterThanOrEqualTo(2);
         assertThat(rows(target).keySet()).as("rows left in the namespace")
-                .containsExactlyInAnyOrder("held-lease", "held-session", "held-read");
+                .containsExactlyInAnyOrder("held-lease", "held-session", "held-read", "counted");
+        assertThat(session.semaphorePermits("counted")).as("the permit count after the clean-up").hasValue(3);
         try (Connection connection = target.admin().getConnection();
              PreparedStatement select = connection.prepareStatement("SELECT owner FROM " + TABLE + "_readers"
                      + " WHERE lock_key = ?")) {

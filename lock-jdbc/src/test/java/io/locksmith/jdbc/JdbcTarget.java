@@ -10,6 +10,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -213,7 +214,19 @@ enum JdbcTarget {
                         + " r.lock_key = m.lock_key WHERE m.namespace = ? AND r.expires_at > " + now, namespace));
                 return held;
             }
-            Set<String> all = names(connection, "SELECT name FROM " + table + " WHERE namespace = ?", namespace);
+            // the names of lock rows only: claim rows and permit-count rows carry a name too, under keys of their own
+            Set<String> all = new HashSet<>();
+            try (PreparedStatement select = connection.prepareStatement("SELECT name, lock_key FROM " + table
+                    + " WHERE namespace = ?")) {
+                select.setString(1, namespace);
+                try (ResultSet rows = select.executeQuery()) {
+                    while (rows.next()) {
+                        if (Arrays.equals(rows.getBytes(2), LockTable.key(namespace, rows.getString(1)))) {
+                            all.add(rows.getString(1));
+                        }
+                    }
+                }
+            }
             if (all.isEmpty()) {
                 return all;
             }

@@ -13,6 +13,8 @@ import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.StringJoiner;
 import java.util.concurrent.CompletableFuture;
@@ -457,6 +459,92 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
         throw new LockBackendException(address + " - check lock '" + name + "': " + yes + " node(s) say held, " + no
                 + " free, the rest did not answer within " + millis(nodeTimeoutNanos) + " ms; a quorum of "
                 + quorum + " is needed to tell: " + round.problems());
+    }
+
+    /*
+     * Permit counts. Each master keeps "<version>:<count>" under the semaphore's permit-count key. A write reads the
+     * records of a quorum, then writes the next version to every master and is done once a quorum stored it; a read
+     * needs a quorum of answers and takes the highest version among them (of two writes that drew the same version,
+     * the larger count). Any two quorums share a master, so a read that starts after a write completed sees that
+     * write or a later one: the masters need not agree, only overlap, as for locks. A write that reached fewer than
+     * a quorum fails, and later reads may see its count or the one before.
+     */
+
+    @Override
+    public OptionalInt semaphorePermits(String name) {
+        PermitRecord latest = latestPermits(name, "read");
+        return latest == null ? OptionalInt.empty() : OptionalInt.of(latest.count());
+    }
+
+    @Override
+    public void setSemaphorePermits(String name, int permits) {
+        PermitRecord latest = latestPermits(name, "set");
+        String record = new PermitRecord(latest == null ? 1 : latest.version() + 1, permits).toString();
+        Votes<Boolean> round = fanOut(null, i -> {
+            nodes.get(i).store().setPermitRecord(name, record);
+            return true;
+        });
+        int stored = 0;
+        for (int i = 0; i < nodes.size(); i++) {
+            if (round.answered(i)) {
+                stored++;
+            }
+        }
+        if (stored < quorum) {
+            throw new LockBackendException(address + " - set the permit count of semaphore '" + name + "': stored on "
+                    + stored + " node(s), a quorum of " + quorum + " is needed (later reads may see the old count or "
+                    + "the new one): " + round.problems());
+        }
+    }
+
+    /** The latest permit record of semaphore {@code name} among a quorum's answers, or null if none has one. */
+    private PermitRecord latestPermits(String name, String action) {
+        Votes<Optional<String>> round = fanOut(null,
+                i -> Optional.ofNullable(nodes.get(i).store().permitRecord(name)));
+        int answers = 0;
+        PermitRecord latest = null;
+        for (int i = 0; i < nodes.size(); i++) {
+            Optional<String> answer = round.value(i);
+            if (answer != null) {
+                answers++;
+                PermitRecord record = answer.map(text -> PermitRecord.parse(name, text)).orElse(null);
+                if (record != null && (latest == null || record.compareTo(latest) > 0)) {
+                    latest = record;
+                }
+            }
+        }
+        if (answers < quorum) {
+            throw new LockBackendException(address + " - " + action + " the permit count of semaphore '" + name
+                    + "': " + answers + " node(s) answered within " + millis(nodeTimeoutNanos) + " ms, a quorum of "
+                    + quorum + " is needed: " + round.problems());
+        }
+        return latest;
+    }
+
+    /** One master's record of a permit count: the write's version and the count. */
+    private record PermitRecord(long version, int count) implements Comparable<PermitRecord> {
+
+        static PermitRecord parse(String name, String text) {
+            int colon = text.indexOf(':');
+            try {
+                return new PermitRecord(Long.parseLong(text.substring(0, colon)),
+                        Integer.parseInt(text.substring(colon + 1)));
+            } catch (RuntimeException e) {
+                throw new LockBackendException("the permit count of semaphore '" + name + "' is not a Redlock record "
+                        + "(<version>:<count>): '" + text + "'", e);
+            }
+        }
+
+        @Override
+        public int compareTo(PermitRecord other) {
+            int byVersion = Long.compare(version, other.version);
+            return byVersion != 0 ? byVersion : Integer.compare(count, other.count);
+        }
+
+        @Override
+        public String toString() {
+            return version + ":" + count;
+        }
     }
 
     /** Any node's release message wakes the waiter. */

@@ -22,6 +22,16 @@ class ForwardingStore implements RedisNodeStore {
     }
 
     @Override
+    public String permitRecord(String name) {
+        return delegate.permitRecord(name);
+    }
+
+    @Override
+    public void setPermitRecord(String name, String record) {
+        delegate.setPermitRecord(name, record);
+    }
+
+    @Override
     public RedisNodeStore.Hold newHold(String name, String owner) {
         return delegate.newHold(name, owner);
     }

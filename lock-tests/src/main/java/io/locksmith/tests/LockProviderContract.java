@@ -2277,7 +2277,74 @@ public abstract class LockProviderContract {
                             + "again"),
                     primitiveTest(this::badInput,
                             "zero or too many permits, a bad or too long name, a count out of range, a negative "
-                            + "wait: refused with a clear error"));
+                            + "wait: refused with a clear error"),
+                    primitiveTest(this::storedCountIsChangedForAll,
+                            "a permit count kept in the store: none until an operator sets it, the same for every "
+                            + "provider, raised for a waiter, lowered without taking a permit from its holder"),
+                    primitiveTest(this::storedCountBadInput,
+                            "a stored permit count out of range, a bad name, a take beyond the stored count: "
+                            + "refused with a clear error, the count unchanged"));
+        }
+
+        private void storedCountIsChangedForAll() throws Exception {
+            LockProvider admin = open();
+            assertThat(admin.semaphorePermits("sem-stored")).as("the count before any was set").isEmpty();
+            assertThatThrownBy(() -> admin.getSemaphore("sem-stored")).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("setSemaphorePermits");
+            admin.setSemaphorePermits("sem-stored", 1);
+            DistributedSemaphore semaphore = open().getSemaphore("sem-stored");
+            assertThat(semaphore.permits()).isEqualTo(1);
+            Permit first = semaphore.tryAcquire(Duration.ZERO).orElseThrow(
+                    () -> new AssertionError("tryAcquire() of a free semaphore with a stored count of 1 "
+                            + "came back empty"));
+            LockProvider waiterProvider = open();
+            DistributedSemaphore other = waiterProvider.getSemaphore("sem-stored");
+            Future<Permit> waiting = actor("waiter").submit(other::acquire);
+            assertThat(eventually(Duration.ofMillis(200), waiting::isDone)).as("acquire() while the only permit is "
+                    + "held").isFalse();
+            admin.setSemaphorePermits("sem-stored", 2);
+            // the waiter reads the count again after each slice of its wait, the longest slice being the max backoff
+            Permit second = await(waiting, waiterProvider.options().maxBackoff().plus(waitBound(Duration.ZERO)),
+                    "acquire() after the count was raised to 2");
+            assertThat(second.lockName()).isEqualTo("sem-stored#permit-1");
+            assertThat(semaphore.permits()).as("permits() after the raise").isEqualTo(2);
+
+            admin.setSemaphorePermits("sem-stored", 1);
+            assertThat(admin.semaphorePermits("sem-stored")).hasValue(1);
+            assertThat(first.isValid() && second.isValid()).as("both permits stay held when the count is lowered")
+                    .isTrue();
+            assertThat(other.tryAcquire(Duration.ZERO)).as("tryAcquire() with the count lowered to 1, 2 held")
+                    .isEmpty();
+            second.close();
+            assertThat(other.tryAcquire(Duration.ZERO)).as("tryAcquire() with permit 0 held, count 1").isEmpty();
+            assertThat(other.availablePermits()).as("free permits with permit 0 held, count 1").isZero();
+            first.close();
+            Permit again = other.tryAcquire(Duration.ZERO).orElseThrow(
+                    () -> new AssertionError("tryAcquire() with every permit given back came back empty"));
+            assertThat(again.lockName()).isEqualTo("sem-stored#permit-0");
+            again.close();
+        }
+
+        private void storedCountBadInput() throws Exception {
+            LockProvider provider = open();
+            assertThatThrownBy(() -> provider.setSemaphorePermits("sem-set", 0))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("1 to");
+            assertThatThrownBy(() -> provider.setSemaphorePermits("sem-set", -1))
+                    .isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> provider.setSemaphorePermits("sem-set", 1025))
+                    .isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> provider.setSemaphorePermits(null, 2)).isInstanceOf(NullPointerException.class);
+            assertThatThrownBy(() -> provider.setSemaphorePermits("", 2)).isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> provider.setSemaphorePermits("s".repeat(250), 2))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("#permit-");
+            assertThatThrownBy(() -> provider.semaphorePermits(null)).isInstanceOf(NullPointerException.class);
+            assertThatThrownBy(() -> provider.getSemaphore((String) null)).isInstanceOf(NullPointerException.class);
+            assertThat(provider.semaphorePermits("sem-set")).as("the count after the refused changes").isEmpty();
+            provider.setSemaphorePermits("sem-set", 1);
+            DistributedSemaphore semaphore = provider.getSemaphore("sem-set");
+            assertThatThrownBy(() -> semaphore.tryAcquire(2, Duration.ZERO))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("has 1 permit;");
+            assertThat(provider.semaphorePermits("sem-set")).hasValue(1);
         }
 
         private void neverMoreHoldersThanPermits() throws Exception {

@@ -8,7 +8,8 @@ import io.locksmith.spi.OwnerIds;
 /**
  * Where the locks of one namespace live in ZooKeeper, and how lock names become path segments.
  *
- * <p>Layout: {@code /<namespace>/<segment(name)>/_c_<uuid>-<owner>-<sequence>}. The namespace node and the
+ * <p>Layout: {@code /<namespace>/<segment(name)>/_c_<uuid>-<owner>-<sequence>}, and the semaphores' permit counts
+ * under {@code /<namespace>~permits} (see {@link #permits}). The namespace node and the
  * per-lock parents are container nodes, which the server deletes once their last child is gone; the lock nodes
  * are ephemeral-sequential, created with Curator's protection ({@code _c_<uuid>-}) and tagged with the owner id of
  * the acquisition run that created them ({@code <clientId>.<number>}: letters, digits and dots, never a dash), so
@@ -45,6 +46,15 @@ final class LockPaths {
     /** The namespace node: {@code /<namespace>}. */
     String root() {
         return root;
+    }
+
+    /**
+     * The persistent node that keeps the permit count of semaphore {@code name}:
+     * {@code /<namespace>~permits/<segment(name)>}, beside the namespace node ({@code ~} is in no namespace), so
+     * that no lock's nodes are ever under it.
+     */
+    String permits(String name) {
+        return root + "~permits/" + segment(name);
     }
 
     /** The parent node of every node of lock {@code name}. */

@@ -8,12 +8,14 @@ import io.locksmith.spi.RenewResult;
 import io.locksmith.spi.StoreEvents;
 import io.locksmith.zookeeper.ZooKeeperHold.Node;
 import io.locksmith.zookeeper.ZooKeeperLockProviders.SuspendedPolicy;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -657,6 +659,57 @@ final class ZooKeeperLockStore implements LockStore<ZooKeeperHold> {
         }
         calls.check(event, "look at " + parent);
         return event.getStat() != null && event.getStat().getNumChildren() > 0;
+    }
+
+    // ---------------------------------------------------------------- semaphore permit counts
+
+    /** The count is the decimal text of a persistent node's data (see {@link LockPaths#permits}). */
+    @Override
+    public OptionalInt semaphorePermits(String name) {
+        checkOpen();
+        String path = paths.permits(name);
+        String what = "read the permit count of semaphore '" + name + "' at " + path;
+        CuratorEvent event = calls.await(what, System.nanoTime() + timeoutNanos,
+                callback -> client.getData().inBackground(callback).forPath(path), null);
+        if (event.getResultCode() == KeeperException.Code.NONODE.intValue()) {
+            return OptionalInt.empty();
+        }
+        calls.check(event, what);
+        String text = new String(event.getData(), StandardCharsets.US_ASCII);
+        try {
+            return OptionalInt.of(Integer.parseInt(text));
+        } catch (NumberFormatException e) {
+            throw calls.failure(what + ": not a number: '" + text + "'", e);
+        }
+    }
+
+    @Override
+    public void setSemaphorePermits(String name, int permits) {
+        checkOpen();
+        long deadline = System.nanoTime() + timeoutNanos;
+        String path = paths.permits(name);
+        byte[] data = Integer.toString(permits).getBytes(StandardCharsets.US_ASCII);
+        String what = "set the permit count of semaphore '" + name + "' at " + path;
+        while (true) {
+            CuratorEvent set = calls.await(what, deadline,
+                    callback -> client.setData().inBackground(callback).forPath(path, data), null);
+            if (set.getResultCode() != KeeperException.Code.NONODE.intValue()) {
+                calls.check(set, what);
+                return;
+            }
+            CuratorEvent created = calls.await(what, deadline, callback -> {
+                var builder = client.create().creatingParentContainersIfNeeded().withMode(CreateMode.PERSISTENT);
+                if (acl != null) {
+                    builder.withACL(acl, true).inBackground(callback).forPath(path, data);
+                } else {
+                    builder.inBackground(callback).forPath(path, data);
+                }
+            }, null);
+            if (created.getResultCode() != KeeperException.Code.NODEEXISTS.intValue()) {
+                calls.check(created, what);
+                return;
+            } // another operator created it meanwhile: set it
+        }
     }
 
     // ---------------------------------------------------------------- inspect, forceRelease

@@ -17,6 +17,8 @@ package io.locksmith.redis.internal;
  *   <li>{@code ns:{e}:queue} and {@code ns:{e}:queue-deadlines}: with FIFO fairness, the waiting runs in order of
  *       arrival and the time each stops counting as waiting unless it looks again; both expire by
  *       themselves;</li>
+ *   <li>{@code ns:{e}:permits}: the permit count of semaphore {@code n}, where the store keeps it (see
+ *       {@link io.locksmith.LockProvider#getSemaphore(String)}); it never expires;</li>
  *   <li>{@code ns:{e}:released}: the channel a release publishes on, so waiters retry at once.</li>
  * </ul>
  * where {@code e} is {@code n} with {@code %}, <code>{</code> and <code>}</code> written as {@code %25},
@@ -34,6 +36,7 @@ public final class RedisKeys {
     private static final String CLAIM_SUFFIX = ":claim";
     private static final String QUEUE_SUFFIX = ":queue";
     private static final String QUEUE_DEADLINES_SUFFIX = ":queue-deadlines";
+    private static final String PERMITS_SUFFIX = ":permits";
 
     private final String namespace;
 
@@ -70,6 +73,11 @@ public final class RedisKeys {
     /** The deadlines of the queued runs of {@code name}, in the lock's slot. */
     public String queueDeadlines(String name) {
         return queueDeadlinesOf(lock(name));
+    }
+
+    /** The permit count of semaphore {@code name}, in the slot of a lock of that name. */
+    public String permits(String name) {
+        return lock(name) + PERMITS_SUFFIX;
     }
 
     /** The channel a release of {@code name} publishes on, in the lock's slot. */

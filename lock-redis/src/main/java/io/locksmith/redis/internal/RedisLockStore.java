@@ -17,6 +17,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -541,6 +542,38 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
         Object reply = eval("force the release of", name, RedisScripts.FORCE_RELEASE, List.of(lock),
                 wakeUp(lock)).value;
         return asLong(reply, "force-release") == 1;
+    }
+
+    @Override
+    public String permitRecord(String name) {
+        String key = keys.permits(name);
+        return run("read the permit count of semaphore '" + name + "'", null, () -> jedis.get(key)).value;
+    }
+
+    @Override
+    public void setPermitRecord(String name, String record) {
+        String key = keys.permits(name);
+        run("set the permit count of semaphore '" + name + "'", null, () -> jedis.set(key, record));
+    }
+
+    /** The count is the key's value, a decimal number. */
+    @Override
+    public OptionalInt semaphorePermits(String name) {
+        String record = permitRecord(name);
+        if (record == null) {
+            return OptionalInt.empty();
+        }
+        try {
+            return OptionalInt.of(Integer.parseInt(record));
+        } catch (NumberFormatException e) {
+            throw new LockBackendException(address + " - the permit count of semaphore '" + name + "' ("
+                    + keys.permits(name) + ") is not a number: '" + record + "'", e);
+        }
+    }
+
+    @Override
+    public void setSemaphorePermits(String name, int permits) {
+        setPermitRecord(name, Integer.toString(permits));
     }
 
     @Override

@@ -45,6 +45,12 @@ public interface RedisNodeStore extends AutoCloseable {
     /** Where the server is, without credentials, for messages. */
     String address();
 
+    /** The value of semaphore {@code name}'s permit-count key ({@link RedisKeys#permits}), or null if it has none. */
+    String permitRecord(String name);
+
+    /** Sets semaphore {@code name}'s permit-count key to {@code record}, without expiry. */
+    void setPermitRecord(String name, String record);
+
     /**
      * The record of a new acquisition run of {@code name} by {@code owner}; no I/O. It holds only the run's keys
      * and owner id, so it serves every node store of the same namespace (Redlock makes one for all its servers);
