@@ -136,8 +136,7 @@ public final class StoreLockProvider<H> implements LockProvider {
         checkOpen();
         if (!store.supportsSharedHolds()) {
             throw new UnsupportedOperationException("Read-write lock '" + name + "': " + store.address()
-                    + " keeps no read holds; read-write locks are available on local:// and Redis (see "
-                    + "docs/primitives.md)");
+                    + " keeps no read holds (see docs/primitives.md)");
         }
         return new StoreReadWriteLock(new StoreLock(this, name, true), new StoreLock(this, name, false));
     }

@@ -480,7 +480,7 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
                     long token = row.getLong(3);
                     long leftMicros = row.getLong(4);
                     if (owner == null || leftMicros <= 0) {
-                        LockInfo readers = table.readers() ? inspectReaders(connection, name, key, token) : null;
+                        LockInfo readers = table.readers() ? table.readersInfo(connection, name, key, token) : null;
                         // a row never acquired holds only the seed of its first token
                         return readers != null ? readers : LockInfo.free(name, acquiredAt == null ? null : token);
                     }
@@ -488,27 +488,6 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
                 }
             }
         });
-    }
-
-    /** The live read holds of a lock no writer holds, as one holder ("readers" and their owner ids), or null. */
-    private LockInfo inspectReaders(Connection connection, String name, byte[] key, long token) throws SQLException {
-        Dialect dialect = table.dialect();
-        try (PreparedStatement select = connection.prepareStatement("SELECT owner, "
-                + dialect.microsUntil("expires_at") + " FROM " + table.name() + "_readers WHERE lock_key = ? AND"
-                + " expires_at > " + dialect.now() + " ORDER BY owner")) {
-            select.setQueryTimeout(table.queryTimeoutSeconds());
-            select.setBytes(1, key);
-            List<String> owners = new ArrayList<>();
-            long longest = 0;
-            try (ResultSet rows = select.executeQuery()) {
-                while (rows.next()) {
-                    owners.add(rows.getString(1));
-                    longest = Math.max(longest, rows.getLong(2));
-                }
-            }
-            return owners.isEmpty() ? null : LockInfo.held(name, "readers " + String.join(", ", owners), null,
-                    Duration.of(longest, ChronoUnit.MICROS), token);
-        }
     }
 
     /**
@@ -529,12 +508,7 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
                 freed = update.executeUpdate();
             }
             if (table.readers()) {
-                try (PreparedStatement delete = connection.prepareStatement("DELETE FROM " + table.name()
-                        + "_readers WHERE lock_key = ? AND expires_at > " + dialect.now())) {
-                    delete.setQueryTimeout(table.queryTimeoutSeconds());
-                    delete.setBytes(1, key);
-                    freed += delete.executeUpdate();
-                }
+                freed += table.deleteLiveReaders(connection, key);
             }
             return freed > 0;
         });

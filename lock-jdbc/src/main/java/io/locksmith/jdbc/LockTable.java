@@ -1,6 +1,7 @@
 package io.locksmith.jdbc;
 
 import io.locksmith.LockBackendException;
+import io.locksmith.LockInfo;
 import io.locksmith.spi.LockStore;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -15,8 +16,10 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
 import java.util.concurrent.Executor;
@@ -63,6 +66,8 @@ final class LockTable {
     private volatile boolean holderColumn;
     /** Whether the table keeps read holds: see {@link #hasReaderTable}. */
     private volatile boolean readers;
+    /** Whether the readers' table exists, all session mode's read holds need: see {@link #hasReaderRows}. */
+    private volatile boolean readerRows;
     private volatile boolean ready;
     /** Whether every borrowed connection's read-only setting and isolation level must be read: see {@link #borrow}. */
     private volatile boolean checkReadOnly;
@@ -334,6 +339,8 @@ final class LockTable {
             // lease mode keeps read holds in a table of their own, with their latest lease end in the lock's row;
             // other users of the table (session mode, deleteIdleRows) only need to know whether it has them
             readers = claims ? hasReaderTable(connection, detected) : hasReaderObjects(connection);
+            // session mode's read holds need only the readers' table: their writers count them under the row lock
+            readerRows = readers || (!claims && hasReaderRows(connection, detected));
             leaseSql = LeaseSql.of(detected, table, readers);
             ready = true;
         } finally {
@@ -401,6 +408,51 @@ final class LockTable {
         }
         log.info("{}: added the readers_until column and the {}_readers table for read holds", address, table);
         return true;
+    }
+
+    /**
+     * Whether the readers' table exists, which is all read holds need in session mode; where it is missing and
+     * createTable is on, creates it (a CREATE TABLE, which unlike an ALTER of the lock table waits for no holder's
+     * transaction).
+     */
+    private boolean hasReaderRows(Connection connection, Dialect detected) throws SQLException {
+        if (hasReadersRows(connection) || !createTable) {
+            return hasReadersRows(connection);
+        }
+        try (Statement ddl = connection.createStatement()) {
+            ddl.setQueryTimeout(queryTimeoutSeconds);
+            ddl.execute(readersTableDdl(detected));
+        } catch (SQLException failure) {
+            // processes upgrading at once race to create it; without it, read-write locks are refused
+            log.warn("{}: could not create the {}_readers table for read holds ({})", address, table,
+                    failure.getMessage());
+        }
+        return hasReadersRows(connection);
+    }
+
+    /** The CREATE TABLE of the readers' table in {@code d}'s DDL. */
+    private String readersTableDdl(Dialect d) {
+        for (String statement : d.ddl(table)) {
+            if (statement.contains(table + "_readers")) {
+                return statement;
+            }
+        }
+        throw new IllegalStateException("the DDL of " + d + " has no readers' table");
+    }
+
+    /**
+     * Whether the readers' table exists, so that session mode can keep read holds; known once a connection was
+     * made.
+     */
+    boolean readerRows() {
+        return readerRows;
+    }
+
+    /** Why session mode refuses read-write locks on a table without the readers' table, with the statement to run. */
+    String readerRowsMissing() {
+        return "lock table " + table + " keeps no read holds (the " + table + "_readers table is missing and "
+                + "createTable is off): read-write locks are refused until an administrator runs "
+                + readersTableDdl(dialect).replaceAll("\\s+", " ") + " (see docs/jdbc.md, upgrading)";
     }
 
     private boolean hasReaderObjects(Connection connection) throws SQLException {
@@ -744,6 +796,80 @@ final class LockTable {
         statement.setString(first + 5, owner);
     }
 
+    /**
+     * Extends the lease of the read hold of {@code owner} where it has not ended, in autocommit (session mode, whose
+     * read holds have no {@code readers_until} to push).
+     *
+     * @return false if the hold's row is gone or its lease ended
+     */
+    boolean renewReader(Connection connection, byte[] key, String owner, Duration lease) throws SQLException {
+        return extendOwn(connection, table + "_readers", key, owner, lease);
+    }
+
+    /** Extends the lease of the row of {@code key} and {@code owner} in {@code rows} where it has not ended. */
+    private boolean extendOwn(Connection connection, String rows, byte[] key, String owner, Duration lease)
+            throws SQLException {
+        try (PreparedStatement update = connection.prepareStatement("UPDATE " + rows + " SET expires_at = "
+                + dialect.nowPlusMicros() + " WHERE lock_key = ? AND owner = ? AND expires_at > " + dialect.now())) {
+            bound(update);
+            update.setLong(1, Dialect.micros(lease));
+            update.setBytes(2, key);
+            update.setString(3, owner);
+            return update.executeUpdate() > 0;
+        }
+    }
+
+    /**
+     * Ends the read hold of {@code owner}: deletes its row, in autocommit.
+     *
+     * @return whether its lease had not ended (it was held)
+     */
+    boolean endReader(Connection connection, byte[] key, String owner) throws SQLException {
+        try (PreparedStatement delete = connection.prepareStatement("DELETE FROM " + table + "_readers WHERE"
+                + " lock_key = ? AND owner = ? AND expires_at > " + dialect.now())) {
+            bound(delete);
+            delete.setBytes(1, key);
+            delete.setString(2, owner);
+            if (delete.executeUpdate() > 0) {
+                return true;
+            }
+        }
+        deleteReader(connection, key, owner); // a row whose lease ended
+        return false;
+    }
+
+    /** Deletes every read hold of the row of {@code key}, for a forced release; returns how many were live. */
+    int deleteLiveReaders(Connection connection, byte[] key) throws SQLException {
+        int live;
+        try (PreparedStatement delete = connection.prepareStatement("DELETE FROM " + table + "_readers WHERE"
+                + " lock_key = ? AND expires_at > " + dialect.now())) {
+            bound(delete);
+            delete.setBytes(1, key);
+            live = delete.executeUpdate();
+        }
+        return live;
+    }
+
+    /** The live read holds of a lock no writer holds, as one holder ("readers" and their owner ids), or null. */
+    LockInfo readersInfo(Connection connection, String name, byte[] key, Long token) throws SQLException {
+        try (PreparedStatement select = connection.prepareStatement("SELECT owner, "
+                + dialect.microsUntil("expires_at") + " FROM " + table + "_readers WHERE lock_key = ? AND"
+                + " expires_at > " + dialect.now() + " ORDER BY owner")) {
+            select.setQueryTimeout(queryTimeoutSeconds);
+            select.setBytes(1, key);
+            List<String> owners = new ArrayList<>();
+            long longest = 0;
+            try (ResultSet rows = select.executeQuery()) {
+                while (rows.next()) {
+                    owners.add(rows.getString(1));
+                    longest = Math.max(longest, rows.getLong(2));
+                }
+            }
+            return owners.isEmpty() ? null : LockInfo.held(name, "readers " + String.join(", ", owners), null,
+                    Duration.of(longest, ChronoUnit.MICROS), token);
+        }
+    }
+
     /** Deletes the read hold's row whatever its lease, in autocommit: undoes {@link #upsertReader} of a refused run. */
     void deleteReader(Connection connection, byte[] key, String owner) throws SQLException {
         try (PreparedStatement delete = connection.prepareStatement("DELETE FROM " + table
@@ -772,14 +898,7 @@ final class LockTable {
      * @return false if the row is no longer the run's (its lease ended, or it was force-released)
      */
     boolean refreshPending(Connection connection, byte[] key, String owner, Duration lease) throws SQLException {
-        try (PreparedStatement update = connection.prepareStatement("UPDATE " + table + " SET expires_at = "
-                + dialect.nowPlusMicros() + " WHERE lock_key = ? AND owner = ? AND expires_at > " + dialect.now())) {
-            bound(update);
-            update.setLong(1, Dialect.micros(lease));
-            update.setBytes(2, key);
-            update.setString(3, owner);
-            return update.executeUpdate() > 0;
-        }
+        return extendOwn(connection, table, key, owner, lease);
     }
 
     /**

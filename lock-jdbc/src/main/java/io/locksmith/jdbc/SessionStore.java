@@ -50,6 +50,13 @@ import org.slf4j.LoggerFactory;
  * each hold's connection is still alive, and a dead one is reported lost at once. A holder process that hangs
  * keeps its lock until its connection dies, which never breaks exclusion.
  *
+ * <p>Read holds (read-write locks) keep no transaction: a read is granted in a short transaction that locks the
+ * row like a write, draws a token, writes the read's row in the readers' table (with a lease of its own, renewed
+ * like a lease-mode read hold) and commits, which ends the row lock. A write counts the live reader rows after it
+ * locked the row, on the token connection in autocommit (fresh at every look, whatever the isolation level), and
+ * while some live keeps its transaction as "pending", so no new reader gets past its row lock, until they are
+ * gone. A downgrade writes its row beside its own write's row lock. See docs/jdbc.md, read holds in session mode.
+ *
  * <p>A thread blocked in a lock wait does not see {@link Thread#interrupt()} (the drivers block in socket reads):
  * a watchdog polls the blocked threads every {@value #WATCHDOG_MILLIS} ms and cancels the statement of an
  * interrupted one, which then reports busy with its interrupt status still set, so the machinery decides what the
@@ -102,7 +109,18 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
 
     @Override
     public SessionHold newHold(String name, String owner) {
-        return new SessionHold(name, LockTable.key(namespace, name), owner);
+        return new SessionHold(name, LockTable.key(namespace, name), owner, false, null);
+    }
+
+    /** Read holds are rows of the readers' table with leases of their own; see the class comment. */
+    @Override
+    public boolean supportsSharedHolds() {
+        return true;
+    }
+
+    @Override
+    public SessionHold newSharedHold(String name, String owner, SessionHold ownWrite) {
+        return new SessionHold(name, LockTable.key(namespace, name), owner, true, ownWrite);
     }
 
     @Override
@@ -112,6 +130,12 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
             return Acquisition.busy();
         }
         String name = hold.name;
+        if (hold.shared || hold.pendingConnection() != null) {
+            Acquisition past = tryWithoutRowLock(hold, lease);
+            if (past != null) {
+                return past;
+            }
+        }
         // With the interrupt status already set, one attempt only: a blocked wait would be cancelled at once.
         Duration lockWait = Thread.currentThread().isInterrupted() ? Duration.ZERO : wait;
         Duration limit = lockWait.plus(table.timeout());
@@ -128,6 +152,9 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
                     return Acquisition.busy();
                 }
                 throw e;
+            }
+            if (hold.shared && !table.readerRows()) {
+                throw new SQLException(table.readerRowsMissing(), "42S02");
             }
             Dialect dialect = table.dialect();
             for (int attempt = 0; attempt < 3; attempt++) {
@@ -158,6 +185,9 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
                     table.insertIfAbsent(connection, hold.key, namespace, name);
                     continue;
                 }
+                if (hold.shared) {
+                    return grantRead(connection, hold, lease, waiter);
+                }
                 long token;
                 boolean recorded;
                 try {
@@ -181,7 +211,24 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
                     // checks) returns within the operation timeout
                     LockTable.setNetworkTimeout(connection, table.timeout());
                 }
-                if (waiter.cancelled || !hold.keep(connection)) {
+                LockTable.LiveReaders readers = waiter.cancelled || !table.readerRows() ? null
+                        : tokens.run(c -> table.liveReaders(c, hold.key));
+                if (readers != null && readers.count() > 0) {
+                    if (wakeUp == null) {
+                        return Acquisition.busy(readers.longestLeft()); // the caller does not wait: the row goes back
+                    }
+                    // Read holds live: keep the row (no new reader gets past its lock) and look again later.
+                    if (!hold.keepPending(connection, token)) {
+                        return Acquisition.busy(); // the run ended meanwhile: the rollback below frees the row
+                    }
+                    kept = true;
+                    openTransactions.add(hold);
+                    if (closed) {
+                        end(hold);
+                    }
+                    return Acquisition.busy(readers.longestLeft());
+                }
+                if (waiter.cancelled || !hold.keep(connection, token)) {
                     // interrupted, or the run ended while the database answered: the rollback below frees the row
                     return Acquisition.busy();
                 }
@@ -204,6 +251,112 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
                 giveBack(connection);
             }
         }
+    }
+
+    /**
+     * The attempts that need no row lock of their own: a downgrade (the run's own write holds the row), and a
+     * writer that holds the row already and waits for the last readers to leave. Null when the attempt must take
+     * the row lock after all (the transaction that held it has ended).
+     */
+    private Acquisition tryWithoutRowLock(SessionHold hold, Duration lease) {
+        long start = System.nanoTime();
+        try {
+            if (hold.shared) {
+                Connection ownWrite = hold.ownWrite == null ? null : hold.ownWrite.connection();
+                if (ownWrite == null) {
+                    return null;
+                }
+                if (!table.readerRows()) {
+                    throw new SQLException(table.readerRowsMissing(), "42S02");
+                }
+                return downgrade(hold, ownWrite, lease);
+            }
+            Connection pending = hold.pendingConnection();
+            LockTable.LiveReaders readers = tokens.run(c -> table.liveReaders(c, hold.key));
+            if (readers.count() > 0) {
+                return Acquisition.busy(readers.longestLeft());
+            }
+            if (!isAlive(pending)) {
+                // the database ended the transaction, and its row lock with it: the run starts over
+                Connection dead = hold.dropPending();
+                if (dead != null) {
+                    openTransactions.remove(hold);
+                    LockTable.closeQuietly(dead);
+                    table.giveBack(dead);
+                }
+                return null;
+            }
+            if (!hold.promote()) {
+                return Acquisition.busy(); // ended meanwhile; its end rolled the transaction back
+            }
+            if (hold.mayHaveClaimed) {
+                dropClaim(hold);
+            }
+            return Acquisition.acquired(hold.heldToken());
+        } catch (SQLException | RuntimeException e) {
+            throw table.failure("acquiring '" + hold.name + "'", start, e);
+        }
+    }
+
+    /**
+     * A downgrade: the run's own write holds the row, so no other writer can be in; the read's row is written on
+     * the token connection, and counts as held once the write's transaction is seen alive after it (a write lost
+     * before the read's row was written may have let another writer in). Null if the write's transaction has
+     * ended: the read then takes the row lock like any other.
+     */
+    private Acquisition downgrade(SessionHold hold, Connection ownWrite, Duration lease) throws SQLException {
+        hold.mayHaveRow = true;
+        tokens.run(c -> {
+            table.upsertReader(c, hold.key, hold.owner, lease);
+            return null;
+        });
+        if (!isAlive(ownWrite)) {
+            deleteRow(hold);
+            return null;
+        }
+        if (!hold.keepRead()) {
+            deleteRow(hold);
+            return Acquisition.busy();
+        }
+        return Acquisition.acquired(hold.ownWrite.heldToken());
+    }
+
+    /**
+     * A read's grant, in the transaction that holds the row lock: a token drawn from the counter, the read's row
+     * written, then a commit that ends the row lock. No writer holds the row meanwhile, and the next one locks it
+     * after the commit, draws a greater token and counts this row; every earlier writer drew a smaller token.
+     */
+    private Acquisition grantRead(Connection connection, SessionHold hold, Duration lease, Waiter waiter)
+            throws SQLException {
+        long token;
+        try {
+            token = tokens.next();
+            hold.mayHaveRow = true; // before the statements: a commit whose answer is lost may have applied
+            table.upsertReader(connection, hold.key, hold.owner, lease);
+            connection.commit();
+        } catch (SQLException e) {
+            if (!waiter.cancelled) {
+                throw e;
+            }
+            return Acquisition.busy(); // a cancel meant for the lock wait hit these statements: interrupted
+        }
+        if (waiter.cancelled || closed || !hold.keepRead()) {
+            // interrupted, closing, or the run ended while the database answered: the grant is undone
+            deleteRow(hold);
+            return Acquisition.busy();
+        }
+        if (hold.mayHaveClaimed) {
+            dropClaim(hold); // the claimant's grant ends its claim
+        }
+        return Acquisition.acquired(token);
+    }
+
+    /** Deletes the row of a read run whatever its lease, on the token connection. */
+    private void deleteRow(SessionHold hold) throws SQLException {
+        tokens.run(c -> {
+            table.deleteReader(c, hold.key, hold.owner);
+            return null;
+        });
     }
 
     /**
@@ -251,6 +404,22 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
 
     @Override
     public boolean release(SessionHold hold) {
+        if (hold.shared) {
+            hold.endRead();
+            boolean released = false;
+            if (hold.mayHaveRow) {
+                long start = System.nanoTime();
+                try {
+                    released = tokens.run(c -> table.endReader(c, hold.key, hold.owner));
+                } catch (SQLException | RuntimeException e) {
+                    throw table.failure("releasing '" + hold.name + "'", start, e);
+                }
+            }
+            if (hold.mayHaveClaimed) {
+                dropClaim(hold);
+            }
+            return released;
+        }
         Connection connection = hold.end();
         if (connection == null) {
             if (hold.mayHaveClaimed) {
@@ -284,7 +453,25 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
     public RenewResult<SessionHold> renew(List<SessionHold> holds, Duration lease) {
         Set<SessionHold> gone = new HashSet<>();
         long start = System.nanoTime();
+        List<SessionHold> reads = holds.stream().filter(hold -> hold.shared).toList();
+        if (!reads.isEmpty()) {
+            try {
+                tokens.run(c -> {
+                    for (SessionHold read : reads) {
+                        if (!table.renewReader(c, read.key, read.owner, lease)) {
+                            gone.add(read);
+                        }
+                    }
+                    return null;
+                });
+            } catch (SQLException e) {
+                throw table.failure("renewing " + reads.size() + " read hold(s)", start, e);
+            }
+        }
         for (SessionHold hold : holds) {
+            if (hold.shared) {
+                continue;
+            }
             Connection connection = hold.connection();
             if (connection == null) {
                 gone.add(hold); // released or ended
@@ -311,13 +498,32 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
     /** Rolls back the transaction of a hold whose lease the machinery ended, and gives its connection back. */
     @Override
     public void leaseEnded(SessionHold hold) {
-        end(hold);
+        if (hold.shared) {
+            hold.endRead(); // its row's lease ended with it
+        } else {
+            end(hold);
+        }
     }
 
-    /** Ends a run that stopped waiting: a late answer to one of its attempts then takes nothing. */
+    /**
+     * Ends a run that stopped waiting: a late answer to one of its attempts then takes nothing. A writer that held
+     * the row while readers remained gives it back; a read run deletes the row an unanswered grant may have written.
+     */
     @Override
     public void abandon(SessionHold hold) {
-        end(hold);
+        if (hold.shared) {
+            hold.endRead();
+            if (hold.mayHaveRow) {
+                long start = System.nanoTime();
+                try {
+                    deleteRow(hold);
+                } catch (SQLException | RuntimeException e) {
+                    throw table.failure("giving up the read of '" + hold.name + "'", start, e);
+                }
+            }
+        } else {
+            end(hold);
+        }
         if (hold.mayHaveClaimed) {
             dropClaim(hold);
         }
@@ -347,7 +553,7 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
                 probe.setBytes(1, key);
                 try (ResultSet free = probe.executeQuery()) {
                     if (free.next()) {
-                        return false;
+                        return hasReaders(connection, key); // no writer
                     }
                 }
             }
@@ -356,10 +562,15 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
                 exists.setQueryTimeout(table.queryTimeoutSeconds());
                 exists.setBytes(1, key);
                 try (ResultSet rows = exists.executeQuery()) {
-                    return rows.next() && rows.getLong(1) > 0;
+                    return rows.next() && rows.getLong(1) > 0 || hasReaders(connection, key);
                 }
             }
         });
+    }
+
+    /** Whether live read holds of the row of {@code key} exist. */
+    private boolean hasReaders(Connection connection, byte[] key) throws SQLException {
+        return table.readerRows() && table.liveReaders(connection, key).count() > 0;
     }
 
     /**
@@ -373,8 +584,11 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
         byte[] key = LockTable.key(namespace, name);
         return table.call("inspecting '" + name + "'", connection -> {
             LockTable.SessionHolder holder = table.sessionHolder(connection, key);
-            return holder == null ? LockInfo.free(name, null)
-                    : LockInfo.held(name, holder.owner(), holder.acquiredAt(), null, holder.token());
+            if (holder == null) {
+                LockInfo readers = table.readerRows() ? table.readersInfo(connection, name, key, null) : null;
+                return readers != null ? readers : LockInfo.free(name, null);
+            }
+            return LockInfo.held(name, holder.owner(), holder.acquiredAt(), null, holder.token());
         });
     }
 
@@ -391,9 +605,10 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
         Connection connection = null;
         try {
             connection = table.borrow(table.timeout());
+            boolean readers = table.readerRows() && table.deleteLiveReaders(connection, key) > 0;
             LockTable.SessionHolder holder = table.sessionHolder(connection, key);
             if (holder == null) {
-                return false;
+                return readers;
             }
             if (holder.connectionId() == null) {
                 throw new UnsupportedOperationException(address() + " cannot force the release of '" + name
@@ -559,23 +774,35 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
     }
 
     /**
-     * One acquisition run: the name (for messages), its key, computed once per run, and the run's owner id; once
-     * acquired, the connection whose open transaction holds the row lock. A run ends once, and then never holds.
+     * One acquisition run: the name (for messages), its key, computed once per run, the run's owner id, and whether
+     * it is a read; once a write acquired, the connection whose open transaction holds the row lock (also while it
+     * waits for readers to leave, "pending"); once a read acquired, that its row is live. A run ends once, and then
+     * never holds.
      */
     static final class SessionHold {
         final String name;
         final byte[] key;
         final String owner;
+        final boolean shared;
+        /** A read run's own write hold of the name (a downgrade), or null. */
+        final SessionHold ownWrite;
         /** Set before the run's first claim statement, so that its grant, release and abandon end a claim. */
         volatile boolean mayHaveClaimed;
+        /** Set before a read run first writes its row, so that its release and abandon delete it. */
+        volatile boolean mayHaveRow;
         private byte[] claimKey; // guarded by this
         private Connection connection; // guarded by this
+        private boolean pending; // guarded by this: connection holds the row, but readers remained
+        private long token; // guarded by this: the write's token
+        private boolean readHeld; // guarded by this
         private boolean ended; // guarded by this
 
-        SessionHold(String name, byte[] key, String owner) {
+        SessionHold(String name, byte[] key, String owner, boolean shared, SessionHold ownWrite) {
             this.name = name;
             this.key = key;
             this.owner = owner;
+            this.shared = shared;
+            this.ownWrite = ownWrite;
         }
 
         /** The key of the row keeping the name's claim (see {@link LockTable#claimTurn}), computed once per run. */
@@ -588,34 +815,99 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
 
         /** Whether an attempt may take the lock for this run: it neither holds nor has ended. */
         synchronized boolean mayAcquire() {
-            return connection == null && !ended;
+            return (connection == null || pending) && !readHeld && !ended;
         }
 
         /** Keeps {@code held}, whose transaction now holds the row, unless the run holds or has ended meanwhile. */
-        synchronized boolean keep(Connection held) {
-            if (!mayAcquire()) {
+        synchronized boolean keep(Connection held, long heldToken) {
+            if (!mayAcquire() || connection != null) {
                 return false;
             }
             connection = held;
+            token = heldToken;
             return true;
         }
 
-        /** Ends the run; returns the connection of its open transaction, which the caller ends, if it held one. */
-        synchronized Connection end() {
-            Connection held = connection;
+        /**
+         * Keeps {@code held}, whose transaction holds the row while readers remain, as pending, unless the run
+         * holds or has ended meanwhile.
+         */
+        synchronized boolean keepPending(Connection held, long heldToken) {
+            if (!keep(held, heldToken)) {
+                return false;
+            }
+            pending = true;
+            return true;
+        }
+
+        /** The connection of a pending write, or null. */
+        synchronized Connection pendingConnection() {
+            return pending ? connection : null;
+        }
+
+        /** Makes a pending write held; false if the run ended meanwhile. */
+        synchronized boolean promote() {
+            if (!pending || ended) {
+                return false;
+            }
+            pending = false;
+            return true;
+        }
+
+        /** Forgets a pending write whose transaction has ended, so the run can take the row again; its connection. */
+        synchronized Connection dropPending() {
+            if (!pending) {
+                return null;
+            }
+            Connection dropped = connection;
             connection = null;
+            pending = false;
+            return dropped;
+        }
+
+        /** The token of the write this run holds. */
+        synchronized long heldToken() {
+            return token;
+        }
+
+        /** Marks a read run as holding, unless it holds or has ended meanwhile. */
+        synchronized boolean keepRead() {
+            if (!mayAcquire() || connection != null) {
+                return false;
+            }
+            readHeld = true;
+            return true;
+        }
+
+        /** Ends a read run; returns whether it held. */
+        synchronized boolean endRead() {
+            boolean held = readHeld;
+            readHeld = false;
             ended = true;
             return held;
         }
 
-        /** The connection whose transaction holds the row, or null if the run does not hold. */
+        /**
+         * Ends the run; returns the connection of its open transaction (held or pending), which the caller ends,
+         * if it had one.
+         */
+        synchronized Connection end() {
+            Connection held = connection;
+            connection = null;
+            pending = false;
+            ended = true;
+            return held;
+        }
+
+        /** The connection whose transaction holds the row, or null if the run does not hold (or is pending). */
         synchronized Connection connection() {
-            return connection;
+            return pending ? null : connection;
         }
 
         @Override
         public synchronized String toString() {
-            return "SessionHold{'" + name + "', owner=" + owner + (connection != null ? ", held" : "")
+            return "SessionHold{'" + name + "', owner=" + owner + (shared ? ", read" : "")
+                    + (connection != null ? pending ? ", pending" : ", held" : "") + (readHeld ? ", held" : "")
                     + (ended ? ", ended" : "") + '}';
         }
     }

@@ -52,6 +52,16 @@ final class TokenCounter implements AutoCloseable {
     }
 
     /**
+     * Runs one short piece of autocommit work about session-mode read holds on this connection (a read hold's row
+     * written, renewed or deleted, the readers a waiting writer counts): like a draw, it must not wait for a pool
+     * that holders may have emptied, and the writer that counts readers holds its row lock meanwhile. Run again
+     * once on a new connection if this one died, so the work must be safe to repeat.
+     */
+    <T> T run(LockTable.SqlWork<T> work) throws SQLException {
+        return onConnection(work);
+    }
+
+    /**
      * Ends a run's claim to a turn (see {@link LockTable#claimTurn}), on this connection, which needs no pooled
      * connection of its own: a claimant that was granted the lock holds one already, and the pool may have no
      * other.

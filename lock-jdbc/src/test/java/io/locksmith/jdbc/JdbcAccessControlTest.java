@@ -192,12 +192,10 @@ class JdbcAccessControlTest {
             int open = docs.indexOf("```sql", section);
             String block = docs.substring(open + "```sql".length(), docs.indexOf("```", open + 6));
             List<String> grants = new ArrayList<>();
-            Mode only = null; // the grants after "-- read-write locks (lease mode) also:" or "-- session mode also:"
+            Mode only = null; // the grants after "-- session mode also:"; those before it are for both modes
             for (String line : block.split("\n")) {
                 String statement = line.strip();
-                if (statement.startsWith("-- read-write locks (lease mode)")) {
-                    only = Mode.LEASE;
-                } else if (statement.startsWith("-- session mode")) {
+                if (statement.startsWith("-- session mode")) {
                     only = Mode.SESSION;
                 }
                 if (statement.startsWith("GRANT ") && (only == null || only == mode)) {
@@ -209,7 +207,7 @@ class JdbcAccessControlTest {
                 }
             }
             assertThat(grants).as("GRANT statements in docs/security.md for %s in %s mode", target, mode)
-                    .hasSize(2)
+                    .hasSize(mode == Mode.SESSION ? 3 : 2)
                     .allSatisfy(grant -> assertThat(grant).contains(table).endsWith(" TO " + account));
             try (Connection admin = target.admin().getConnection()) {
                 execute(admin, grants.toArray(String[]::new));
@@ -332,15 +330,13 @@ class JdbcAccessControlTest {
                 }
                 lock.unlock();
                 assertThat(operator.inspect(name).isLocked()).as("inspect() after unlock()").isFalse();
-                if (mode == Mode.LEASE) {
-                    // read-write locks with the readers' table granted as documented
-                    DistributedLock read = app.getReadWriteLock(name).readLock();
-                    read.lock();
-                    assertThat(other.getReadWriteLock(name).readLock().tryLock()).as("a second reader").isTrue();
-                    other.getReadWriteLock(name).readLock().unlock();
-                    assertThat(rival.tryLock()).as("a writer beside a reader").isFalse();
-                    read.unlock();
-                }
+                // read-write locks with the readers' table granted as documented
+                DistributedLock read = app.getReadWriteLock(name).readLock();
+                read.lock();
+                assertThat(other.getReadWriteLock(name).readLock().tryLock()).as("a second reader").isTrue();
+                other.getReadWriteLock(name).readLock().unlock();
+                assertThat(rival.tryLock()).as("a writer beside a reader").isFalse();
+                read.unlock();
                 assertThat(rival.tryLock()).as("tryLock() after unlock()").isTrue();
                 long second = rival.fencingToken();
                 assertThat(second).as("the next holder's token").isGreaterThan(first);

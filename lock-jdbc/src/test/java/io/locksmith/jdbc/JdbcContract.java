@@ -98,12 +98,6 @@ abstract class JdbcContract extends LockProviderContract {
         throw new IllegalStateException("no provider of this test holds '" + name + "' in " + namespace);
     }
 
-    /** Lease mode keeps read holds; session mode does not yet (docs/primitives.md): the kit checks the refusal. */
-    @Override
-    protected boolean supportsReadWriteLocks() {
-        return mode() == Mode.LEASE;
-    }
-
     @Override
     protected long storeOperationCount() {
         return TrackedDataSource.ROUND_TRIPS.get();
@@ -119,8 +113,8 @@ abstract class JdbcContract extends LockProviderContract {
         try {
             if (mode() == Mode.LEASE) {
                 target().clearOwner(table(), namespace, name);
-            } else {
-                killHolder(namespace, name);
+            } else if (target().deleteReaders(table(), namespace, name) == 0) {
+                killHolder(namespace, name); // no read hold: a write hold's connection
             }
         } catch (Exception e) {
             throw new IllegalStateException("could not force the release of '" + name + "'", e);

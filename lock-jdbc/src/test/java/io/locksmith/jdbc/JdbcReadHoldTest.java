@@ -16,22 +16,29 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Lease mode's read holds through the store itself, step by step and without timing: a writer refused for
- * readers alone takes the lock's row past them and waits for them to leave, keeping new readers out; one that does
- * not wait, or stops waiting, gives the row back; tokens order writes after the reads before them; and a table of
- * an earlier version gets what read holds need, or, with createTable off, keeps its plain locks and refuses read
- * holds naming the statements to run.
+ * Read holds through the store itself, step by step and without timing. Lease mode: a writer refused for readers
+ * alone takes the lock's row past them and waits for them to leave, keeping new readers out; tokens order writes
+ * after the reads before them; and a table of an earlier version gets what read holds need, or, with createTable
+ * off, keeps its plain locks and refuses read holds naming the statements to run. Session mode: a read is granted in
+ * a short transaction on the lock's row and then is a row of the readers' table with its own lease, holding no
+ * connection; a writer that locks the row while reads live keeps it and waits for them to leave; every grant's
+ * token exceeds those before it; a downgrade reads beside its own write; the readers' table alone is what it needs.
+ * In both modes a writer that does not wait, or stops waiting, gives the row back.
  */
-@DisplayName("JDBC lease mode: read holds")
+@DisplayName("JDBC read holds, lease and session modes")
 class JdbcReadHoldTest {
 
     private static final String TABLE = "locksmith_read_test";
@@ -51,19 +58,25 @@ class JdbcReadHoldTest {
         closeAfter.clear();
     }
 
-    /** A lease-mode store on a pool of its own, as another process would have. */
+    /** A store on a pool of its own of {@code poolSize} connections, as another process would have. */
     @SuppressWarnings("unchecked")
-    private LockStore<Object> store(JdbcTarget target, String table, boolean createTable) {
-        HikariDataSource pool = target.pool(Duration.ofSeconds(5), 4);
-        LockStore<?> store = JdbcLockProviders.builder(pool).mode(Mode.LEASE).table(table).createTable(createTable)
+    private LockStore<Object> store(JdbcTarget target, Mode mode, String table, boolean createTable, int poolSize) {
+        HikariDataSource pool = target.pool(Duration.ofSeconds(5), poolSize);
+        LockStore<?> store = JdbcLockProviders.builder(pool).mode(mode).table(table).createTable(createTable)
                 .options(LockOptions.builder().namespace(namespace).operationTimeout(Duration.ofSeconds(5)).build())
                 .closing(pool, target.jdbcUrl()).buildStore();
         closeAfter.add(store);
         return (LockStore<Object>) store;
     }
 
-    private LockStore<Object> store(JdbcTarget target) {
-        return store(target, TABLE, true);
+    private LockStore<Object> store(JdbcTarget target, Mode mode) {
+        return store(target, mode, TABLE, true, 4);
+    }
+
+    /** The databases of these tests, each in both modes. */
+    static Stream<Arguments> targetsAndModes() {
+        return Stream.of(JdbcTarget.H2, JdbcTarget.MARIADB, JdbcTarget.POSTGRES, JdbcTarget.MYSQL_CONNECTOR_J)
+                .flatMap(target -> Stream.of(Arguments.of(target, Mode.LEASE), Arguments.of(target, Mode.SESSION)));
     }
 
     private static long acquired(LockStore<Object> store, Object hold, Runnable wakeUp) {
@@ -79,10 +92,11 @@ class JdbcReadHoldTest {
 
     @ParameterizedTest(name = "{0}")
     @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES", "MYSQL_CONNECTOR_J"})
-    @DisplayName("a waiting writer takes the row past the readers, keeps new readers out, and writes once they left")
+    @DisplayName("lease mode: a waiting writer takes the row past the readers, keeps new readers out, and writes once "
+            + "they left")
     void waitingWriterHoldsTheRowPastReaders(JdbcTarget target) throws SQLException {
-        LockStore<Object> readers = store(target);
-        LockStore<Object> writers = store(target);
+        LockStore<Object> readers = store(target, Mode.LEASE);
+        LockStore<Object> writers = store(target, Mode.LEASE);
         Object first = readers.newSharedHold(NAME, "r.1", null);
         Object second = readers.newSharedHold(NAME, "r.2", null);
         long readToken = acquired(readers, first, null);
@@ -125,12 +139,12 @@ class JdbcReadHoldTest {
         }
     }
 
-    @ParameterizedTest(name = "{0}")
-    @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES", "MYSQL_CONNECTOR_J"})
+    @ParameterizedTest(name = "{0}, {1} mode")
+    @MethodSource("targetsAndModes")
     @DisplayName("a writer that does not wait, or stops waiting, leaves the row to the readers")
-    void writerThatStopsWaitingGivesTheRowBack(JdbcTarget target) {
-        LockStore<Object> readers = store(target);
-        LockStore<Object> writers = store(target);
+    void writerThatStopsWaitingGivesTheRowBack(JdbcTarget target, Mode mode) {
+        LockStore<Object> readers = store(target, mode);
+        LockStore<Object> writers = store(target, mode);
         Object reading = readers.newSharedHold(NAME, "r.1", null);
         acquired(readers, reading, null);
 
@@ -154,33 +168,41 @@ class JdbcReadHoldTest {
         assertThat(readers.inspect(NAME).isLocked()).isFalse();
     }
 
-    @ParameterizedTest(name = "{0}")
-    @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES", "MYSQL_CONNECTOR_J"})
-    @DisplayName("a downgrade reads beside its own write; a forced release frees writer and readers")
-    void downgradeAndForcedRelease(JdbcTarget target) {
-        LockStore<Object> store = store(target);
-        LockStore<Object> others = store(target);
+    @ParameterizedTest(name = "{0}, {1} mode")
+    @MethodSource("targetsAndModes")
+    @DisplayName("a downgrade reads beside its own write with its token; a forced release frees writer and readers")
+    void downgradeAndForcedRelease(JdbcTarget target, Mode mode) {
+        LockStore<Object> store = store(target, mode);
+        LockStore<Object> others = store(target, mode);
         Object write = store.newHold(NAME, "w.1");
         long token = acquired(store, write, null);
         busy(others, others.newSharedHold(NAME, "r.0", null), null);
         Object read = store.newSharedHold(NAME, "r.1", write);
         assertThat(acquired(store, read, null)).as("the downgrade reads with the write's token").isEqualTo(token);
+        busy(others, others.newHold(NAME, "w.0"), null);
         assertThat(store.release(write)).isTrue();
         Object beside = others.newSharedHold(NAME, "r.2", null);
-        assertThat(acquired(others, beside, null)).isEqualTo(token);
+        long besideToken = acquired(others, beside, null);
+        if (mode == Mode.LEASE) {
+            assertThat(besideToken).as("a read carries the last write's token").isEqualTo(token);
+        } else {
+            assertThat(besideToken).as("a session-mode read's token, drawn after the write's").isGreaterThan(token);
+        }
+        busy(others, others.newHold(NAME, "w.3"), null);
 
         assertThat(others.forceRelease(NAME)).isTrue();
         assertThat(store.release(read)).as("a read hold the forced release ended").isFalse();
         assertThat(others.release(beside)).isFalse();
         Object next = others.newHold(NAME, "w.2");
-        assertThat(acquired(others, next, null)).isGreaterThan(token);
+        assertThat(acquired(others, next, null)).isGreaterThan(besideToken);
         assertThat(others.release(next)).isTrue();
         assertThat(others.forceRelease(NAME)).as("nothing left to free").isFalse();
     }
 
     @ParameterizedTest(name = "{0}")
     @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES", "MYSQL_CONNECTOR_J"})
-    @DisplayName("a table of an earlier version gets what read holds need; with createTable off, plain locks only")
+    @DisplayName("lease mode: a table of an earlier version gets what read holds need; with createTable off, plain "
+            + "locks only")
     void tableOfAnEarlierVersion(JdbcTarget target) throws Exception {
         String table = "locksmith_read_upgrade_" + Long.toHexString(ThreadLocalRandom.current().nextLong() & 0xffffffL);
         try {
@@ -191,7 +213,7 @@ class JdbcReadHoldTest {
                 }
             }
             target.dropReadHolds(table);
-            LockStore<Object> unmanaged = store(target, table, false);
+            LockStore<Object> unmanaged = store(target, Mode.LEASE, table, false, 4);
             Object plain = unmanaged.newHold(NAME, "x.1");
             acquired(unmanaged, plain, null);
             assertThat(unmanaged.release(plain)).isTrue();
@@ -202,7 +224,103 @@ class JdbcReadHoldTest {
                     .hasMessageContaining("ADD COLUMN readers_until").hasMessageContaining(table + "_readers");
             assertThat(unmanaged.release(read)).as("nothing of the refused read was written").isFalse();
 
-            LockStore<Object> upgraded = store(target, table, true);
+            LockStore<Object> upgraded = store(target, Mode.LEASE, table, true, 4);
+            Object reading = upgraded.newSharedHold(NAME, "y.1", null);
+            acquired(upgraded, reading, null);
+            busy(upgraded, upgraded.newHold(NAME, "y.2"), null);
+            assertThat(upgraded.release(reading)).isTrue();
+        } finally {
+            closeEverything();
+            target.dropTable(table);
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES", "MYSQL_CONNECTOR_J"})
+    @DisplayName("session mode: a waiting writer keeps the row past the readers, keeps new readers out, and writes "
+            + "once they left; every grant's token exceeds the grants before it")
+    void waitingWriterKeepsTheRowPastReaders(JdbcTarget target) {
+        LockStore<Object> readers = store(target, Mode.SESSION);
+        LockStore<Object> writers = store(target, Mode.SESSION);
+        Object first = readers.newSharedHold(NAME, "r.1", null);
+        Object second = readers.newSharedHold(NAME, "r.2", null);
+        long firstToken = acquired(readers, first, null);
+        long secondToken = acquired(readers, second, null);
+        assertThat(secondToken).as("the second read's token").isGreaterThan(firstToken);
+
+        Object writer = writers.newHold(NAME, "w.1");
+        busy(writers, writer, WAITS);
+        assertThat(readers.isLocked(NAME)).isTrue();
+        Object late = readers.newSharedHold(NAME, "r.3", null);
+        busy(readers, late, null);
+        assertThat(readers.release(first)).isTrue();
+        busy(writers, writer, WAITS); // one reader is left
+        busy(readers, late, null);
+        assertThat(readers.release(second)).isTrue();
+        long writeToken = acquired(writers, writer, WAITS);
+        assertThat(writeToken).as("the write's token against the reads before it").isGreaterThan(secondToken);
+        busy(readers, late, null);
+
+        assertThat(writers.release(writer)).isTrue();
+        long lateToken = acquired(readers, late, null);
+        assertThat(lateToken).as("a read after the write").isGreaterThan(writeToken);
+        Object next = writers.newHold(NAME, "w.2");
+        busy(writers, next, WAITS);
+        assertThat(readers.release(late)).isTrue();
+        assertThat(acquired(writers, next, WAITS)).as("the next write, on readers that all left")
+                .isGreaterThan(lateToken);
+        assertThat(writers.release(next)).isTrue();
+        assertThat(readers.isLocked(NAME)).isFalse();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES", "MYSQL_CONNECTOR_J"})
+    @DisplayName("session mode: read holds keep no connection: six at once through a pool of two, then a write "
+            + "once they left")
+    void readsKeepNoConnection(JdbcTarget target) {
+        LockStore<Object> store = store(target, Mode.SESSION, TABLE, true, 2);
+        List<Object> reads = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            Object read = store.newSharedHold(NAME, "r." + i, null);
+            acquired(store, read, null);
+            reads.add(read);
+        }
+        busy(store, store.newHold(NAME, "w.0"), null);
+        for (Object read : reads) {
+            assertThat(store.release(read)).isTrue();
+        }
+        Object write = store.newHold(NAME, "w.1");
+        acquired(store, write, null);
+        assertThat(store.release(write)).isTrue();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES", "MYSQL_CONNECTOR_J"})
+    @DisplayName("session mode: a table without the readers' table: with createTable off plain locks only, with it "
+            + "on the table is created")
+    void tableWithoutReadersTable(JdbcTarget target) throws Exception {
+        String table = "locksmith_sread_upgrade_"
+                + Long.toHexString(ThreadLocalRandom.current().nextLong() & 0xffffffL);
+        try {
+            try (Connection connection = target.admin().getConnection();
+                 Statement ddl = connection.createStatement()) {
+                for (String statement : JdbcTarget.dialect(connection).ddl(table)) {
+                    ddl.execute(statement);
+                }
+                ddl.execute("DROP TABLE " + table + "_readers");
+            }
+            LockStore<Object> unmanaged = store(target, Mode.SESSION, table, false, 4);
+            Object plain = unmanaged.newHold(NAME, "x.1");
+            acquired(unmanaged, plain, null);
+            assertThat(unmanaged.release(plain)).isTrue();
+            Object read = unmanaged.newSharedHold(NAME, "x.2", null);
+            assertThatThrownBy(() -> unmanaged.tryAcquire(read, LEASE, Duration.ZERO, null))
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("keeps no read holds").hasMessageContaining("createTable is off")
+                    .hasMessageContaining("CREATE TABLE IF NOT EXISTS " + table + "_readers");
+            assertThat(unmanaged.release(read)).as("nothing of the refused read was written").isFalse();
+
+            LockStore<Object> upgraded = store(target, Mode.SESSION, table, true, 4);
             Object reading = upgraded.newSharedHold(NAME, "y.1", null);
             acquired(upgraded, reading, null);
             busy(upgraded, upgraded.newHold(NAME, "y.2"), null);

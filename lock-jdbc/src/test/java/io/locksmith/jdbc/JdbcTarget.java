@@ -227,29 +227,32 @@ enum JdbcTarget {
                     }
                 }
             }
-            if (all.isEmpty()) {
-                return all;
-            }
-            // The probe finds this namespace's rows by key: a locking scan would lock other namespaces' rows too
-            // (InnoDB at REPEATABLE READ keeps a lock on every row it scanned until the transaction ends), and a
-            // contract run of another test JVM on the same table would find its free locks busy meanwhile.
             List<String> candidates = new ArrayList<>(all);
-            connection.setAutoCommit(false);
-            try (PreparedStatement probe = connection.prepareStatement("SELECT name FROM " + table
-                    + " WHERE lock_key IN (" + "?, ".repeat(candidates.size() - 1) + "?)"
-                    + dialect(connection).skipLocked())) {
-                for (int i = 0; i < candidates.size(); i++) {
-                    probe.setBytes(i + 1, LockTable.key(namespace, candidates.get(i)));
-                }
-                try (ResultSet free = probe.executeQuery()) {
-                    while (free.next()) {
-                        all.remove(free.getString(1));
+            if (!candidates.isEmpty()) {
+                // The probe finds this namespace's rows by key: a locking scan would lock other namespaces' rows too
+                // (InnoDB at REPEATABLE READ keeps a lock on every row it scanned until the transaction ends), and a
+                // contract run of another test JVM on the same table would find its free locks busy meanwhile.
+                connection.setAutoCommit(false);
+                try (PreparedStatement probe = connection.prepareStatement("SELECT name FROM " + table
+                        + " WHERE lock_key IN (" + "?, ".repeat(candidates.size() - 1) + "?)"
+                        + dialect(connection).skipLocked())) {
+                    for (int i = 0; i < candidates.size(); i++) {
+                        probe.setBytes(i + 1, LockTable.key(namespace, candidates.get(i)));
                     }
+                    try (ResultSet free = probe.executeQuery()) {
+                        while (free.next()) {
+                            all.remove(free.getString(1));
+                        }
+                    }
+                } finally {
+                    connection.rollback();
+                    connection.setAutoCommit(true);
                 }
-            } finally {
-                connection.rollback();
-                connection.setAutoCommit(true);
             }
+            // and the locks with live read holds, which are rows with leases in both modes
+            all.addAll(names(connection, "SELECT m.name FROM " + table + " m JOIN " + table + "_readers r ON"
+                    + " r.lock_key = m.lock_key WHERE m.namespace = ? AND r.expires_at > "
+                    + dialect(connection).now(), namespace));
             return all;
         } catch (SQLException e) {
             if (Dialect.hasState(e, "42S02", "42P01") || Dialect.hasCode(e, 42102, 42104, 42103, 1146)) {
@@ -270,6 +273,16 @@ enum JdbcTarget {
             update.executeUpdate();
             delete.setBytes(1, LockTable.key(namespace, name));
             delete.executeUpdate();
+        }
+    }
+
+    /** Deletes the read holds of a lock, as an operator would; returns how many rows it deleted. */
+    int deleteReaders(String table, String namespace, String name) throws SQLException {
+        try (Connection connection = admin().getConnection();
+             PreparedStatement delete = connection.prepareStatement("DELETE FROM " + table
+                     + "_readers WHERE lock_key = ?")) {
+            delete.setBytes(1, LockTable.key(namespace, name));
+            return delete.executeUpdate();
         }
     }
 
