@@ -18,7 +18,8 @@ final class HikariPools {
 
     /**
      * The pool settings of a provider: a connection within the operation timeout or a failure, no connection
-     * before the first use, and eviction of connections H2 reports broken.
+     * before the first use, eviction of connections H2 reports broken, and on MariaDB Connector/J server-side
+     * prepared statements (see {@link #serverPreparedStatements}).
      */
     static HikariConfig config(String jdbcUrl, int size, Duration operationTimeout) {
         long timeoutMillis = Math.max(250, operationTimeout.toMillis());
@@ -33,7 +34,23 @@ final class HikariPools {
         config.setAutoCommit(true);
         config.setTransactionIsolation(defaultIsolation(jdbcUrl));
         config.setExceptionOverrideClassName(BrokenConnectionOverride.class.getName());
+        if (serverPreparedStatements(jdbcUrl)) {
+            config.addDataSourceProperty("useServerPrepStmts", "true");
+        }
         return config;
+    }
+
+    /**
+     * Whether the pool asks MariaDB Connector/J for server-side prepared statements: unless the URL says otherwise,
+     * on {@code jdbc:mariadb:} URLs. The driver's default sends every statement as text, which the server parses
+     * each time; prepared once per connection (the driver caches them, {@code prepStmtCacheSize} 250), a lock cycle's
+     * two statements travel as a statement id and binary parameters. Measured on the uncontended lease-mode cycle
+     * against the bare-JDBC floor (docs/benchmarks.md): 0.72× the floor with text statements, 0.88–0.92× with these.
+     * Not on MySQL Connector/J, whose server-side statements are not cached by default and would cost a round trip
+     * more per statement.
+     */
+    static boolean serverPreparedStatements(String jdbcUrl) {
+        return jdbcUrl.startsWith("jdbc:mariadb:") && !jdbcUrl.contains("useServerPrepStmts=");
     }
 
     /**
