@@ -27,12 +27,14 @@ public class CycleBenchmark {
             "zookeeper-locksmith", "zookeeper-curator", "zookeeper-floor",
             "mariadb-locksmith", "mariadb-spring", "mariadb-shedlock", "mariadb-floor",
             "postgres-locksmith", "postgres-spring", "postgres-shedlock", "postgres-floor",
-            "redis-locksmith-semaphore", "redis-redisson-semaphore",
+            "redis-locksmith-semaphore", "redis-locksmith-semaphore-stored", "redis-redisson-semaphore",
             "zookeeper-locksmith-semaphore", "zookeeper-curator-semaphore",
             "redis-locksmith-read", "redis-locksmith-write", "redis-redisson-read", "redis-redisson-write",
             "zookeeper-locksmith-read", "zookeeper-locksmith-write", "zookeeper-curator-read",
             "zookeeper-curator-write", "mariadb-locksmith-read", "mariadb-locksmith-write", "postgres-locksmith-read",
-            "postgres-locksmith-write", "redlock-locksmith-read", "redlock-locksmith-write"})
+            "postgres-locksmith-write", "redlock-locksmith-read", "redlock-locksmith-write",
+            "mariadb-locksmith-session-read", "mariadb-locksmith-session-write", "postgres-locksmith-session-read",
+            "postgres-locksmith-session-write"})
     public String subject;
 
     private Contender contender;

@@ -103,9 +103,11 @@ final class Subjects {
             case "postgres-locksmith" -> locksmith(jdbcUri(Servers.POSTGRES));
             case "mariadb-locksmith-session" -> locksmith(jdbcUri(Servers.MARIADB) + "&locksmith.mode=session");
             case "postgres-locksmith-session" -> locksmith(jdbcUri(Servers.POSTGRES) + "&locksmith.mode=session");
-            case "redis-locksmith-semaphore" -> locksmithSemaphore("redis://" + Servers.get(Servers.REDIS));
+            case "redis-locksmith-semaphore" -> locksmithSemaphore("redis://" + Servers.get(Servers.REDIS), false);
+            case "redis-locksmith-semaphore-stored" ->
+                locksmithSemaphore("redis://" + Servers.get(Servers.REDIS), true);
             case "zookeeper-locksmith-semaphore" ->
-                locksmithSemaphore("zookeeper://" + Servers.get(Servers.ZOOKEEPER) + "/bench");
+                locksmithSemaphore("zookeeper://" + Servers.get(Servers.ZOOKEEPER) + "/bench", false);
             case "redis-redisson-semaphore" -> redissonSemaphore(Servers.get(Servers.REDIS));
             case "redis-locksmith-read" -> locksmithReadWrite("redis://" + Servers.get(Servers.REDIS), true);
             case "redis-locksmith-write" -> locksmithReadWrite("redis://" + Servers.get(Servers.REDIS), false);
@@ -119,6 +121,14 @@ final class Subjects {
             case "mariadb-locksmith-write" -> locksmithReadWrite(jdbcUri(Servers.MARIADB), false);
             case "postgres-locksmith-read" -> locksmithReadWrite(jdbcUri(Servers.POSTGRES), true);
             case "postgres-locksmith-write" -> locksmithReadWrite(jdbcUri(Servers.POSTGRES), false);
+            case "mariadb-locksmith-session-read" ->
+                locksmithReadWrite(jdbcUri(Servers.MARIADB) + "&locksmith.mode=session", true);
+            case "mariadb-locksmith-session-write" ->
+                locksmithReadWrite(jdbcUri(Servers.MARIADB) + "&locksmith.mode=session", false);
+            case "postgres-locksmith-session-read" ->
+                locksmithReadWrite(jdbcUri(Servers.POSTGRES) + "&locksmith.mode=session", true);
+            case "postgres-locksmith-session-write" ->
+                locksmithReadWrite(jdbcUri(Servers.POSTGRES) + "&locksmith.mode=session", false);
             case "redis-redisson-read" -> redissonReadWrite(Servers.get(Servers.REDIS), true);
             case "redis-redisson-write" -> redissonReadWrite(Servers.get(Servers.REDIS), false);
             case "zookeeper-curator-read" -> curatorReadWrite(true);
@@ -222,15 +232,23 @@ final class Subjects {
         }
     }
 
-    /** Locksmith's {@code DistributedSemaphore}: each permit a hold with a renewed lease. */
-    private static Contender locksmithSemaphore(String uri) {
+    /**
+     * Locksmith's {@code DistributedSemaphore}: each permit a hold with a renewed lease; {@code stored}: with the
+     * permit count kept in the store ({@code getSemaphore(name)}), read at every take.
+     */
+    private static Contender locksmithSemaphore(String uri, boolean stored) {
         LockProvider provider = LockProvider.open(uri);
         Map<String, Lock> semaphores = new ConcurrentHashMap<>();
         return new Contender() {
             @Override
             public Lock lock(String name) {
                 return semaphores.computeIfAbsent(name, n -> {
-                    DistributedSemaphore semaphore = provider.getSemaphore("semaphore-" + n, PERMITS);
+                    String semaphoreName = "semaphore-" + (stored ? "stored-" : "") + n;
+                    if (stored) {
+                        provider.setSemaphorePermits(semaphoreName, PERMITS);
+                    }
+                    DistributedSemaphore semaphore = stored ? provider.getSemaphore(semaphoreName)
+                            : provider.getSemaphore(semaphoreName, PERMITS);
                     return new PermitLock<Permit>() {
                         @Override
                         Permit take() throws InterruptedException {

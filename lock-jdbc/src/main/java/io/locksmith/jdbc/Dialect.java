@@ -390,6 +390,15 @@ abstract class Dialect {
     abstract String drawTokenSql(String table);
 
     /**
+     * The token draw of {@link #drawTokenSql} as an expression of a {@code SELECT} that may select more, or null
+     * where the draw is an update (MySQL, MariaDB): a writer of session mode then counts the read holds in the same
+     * statement as it draws its token (see {@link LockTable#drawTokenCountingReaders}).
+     */
+    String drawTokenSelectExpression(String table) {
+        return null;
+    }
+
+    /**
      * An SQL expression that draws a session-mode token from the table's counter inside another statement, where
      * row locks never wait ({@link #locksBlock} false) and claims count the tokens drawn since they were made (see
      * {@link LockTable#claimTurn}).

@@ -96,6 +96,11 @@ final class H2Dialect extends Dialect {
     }
 
     @Override
+    String drawTokenSelectExpression(String table) {
+        return drawTokenExpression(table);
+    }
+
+    @Override
     String connectionId() {
         return "SESSION_ID()";
     }

@@ -1117,6 +1117,34 @@ final class LockTable {
      * Deletes what earlier draws left in the token counter below {@code below}, on the connection of
      * {@link #drawToken}; nothing to do where the counter is a sequence.
      */
+    /**
+     * A session-mode writer's token, drawn as {@link #drawToken} does, and the live read holds of the row of
+     * {@code key} counted after the writer locked that row: in one statement where the draw is a query
+     * ({@link Dialect#drawTokenSelectExpression}), so a lock's writes cost no round trip more for its readers;
+     * otherwise the draw, then {@link #liveReaders}.
+     */
+    Draw drawTokenCountingReaders(Connection connection, byte[] key) throws SQLException {
+        Dialect d = dialect;
+        String draw = d.drawTokenSelectExpression(table);
+        if (draw == null) {
+            long token = drawToken(connection);
+            return new Draw(token, liveReaders(connection, key).count());
+        }
+        try (PreparedStatement select = connection.prepareStatement("SELECT " + draw + ", (SELECT COUNT(*) FROM "
+                + table + "_readers WHERE lock_key = ? AND expires_at > " + d.now() + ")")) {
+            select.setQueryTimeout(queryTimeoutSeconds);
+            select.setBytes(1, key);
+            try (ResultSet row = select.executeQuery()) {
+                row.next();
+                return new Draw(row.getLong(1), row.getInt(2));
+            }
+        }
+    }
+
+    /** A writer's token and the live read holds it found (see {@link #drawTokenCountingReaders}). */
+    record Draw(long token, int readers) {
+    }
+
     void trimTokens(Connection connection, long below) throws SQLException {
         String sql = dialect.trimTokensSql(table);
         if (sql == null) {

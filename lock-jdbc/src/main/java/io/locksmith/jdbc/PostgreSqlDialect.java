@@ -173,7 +173,12 @@ final class PostgreSqlDialect extends Dialect {
     String drawTokenSql(String table) {
         // nextval() WAL-logs the sequence ahead of the values it hands out and then takes a transaction id,
         // so the autocommit's commit flushes that record before the value is returned
-        return "SELECT nextval('" + table + "_token')";
+        return "SELECT " + drawTokenSelectExpression(table);
+    }
+
+    @Override
+    String drawTokenSelectExpression(String table) {
+        return "nextval('" + table + "_token')";
     }
 
     @Override

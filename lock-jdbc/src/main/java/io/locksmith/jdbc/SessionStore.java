@@ -53,7 +53,8 @@ import org.slf4j.LoggerFactory;
  * <p>Read holds (read-write locks) keep no transaction: a read is granted in a short transaction that locks the
  * row like a write, draws a token, writes the read's row in the readers' table (with a lease of its own, renewed
  * like a lease-mode read hold) and commits, which ends the row lock. A write counts the live reader rows after it
- * locked the row, on the token connection in autocommit (fresh at every look, whatever the isolation level), and
+ * locked the row, on the token connection in autocommit (fresh at every look, whatever the isolation level; in the
+ * statement that draws its token where the draw is a query, {@link LockTable#drawTokenCountingReaders}), and
  * while some live keeps its transaction as "pending", so no new reader gets past its row lock, until they are
  * gone. A downgrade writes its row beside its own write's row lock. See docs/jdbc.md, read holds in session mode.
  *
@@ -190,8 +191,15 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
                 }
                 long token;
                 boolean recorded;
+                int readers = 0; // live read holds, counted after the row was locked
                 try {
-                    token = tokens.next();
+                    if (table.readerRows()) {
+                        LockTable.Draw draw = tokens.nextCountingReaders(hold.key);
+                        token = draw.token();
+                        readers = draw.readers();
+                    } else {
+                        token = tokens.next();
+                    }
                     recorded = table.recordSessionHold(connection, hold.key,
                             dialect.locksBlock() ? null : hold.claimKey(namespace), hold.owner, token, queryTimeout);
                 } catch (SQLException e) {
@@ -211,11 +219,9 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
                     // checks) returns within the operation timeout
                     LockTable.setNetworkTimeout(connection, table.timeout());
                 }
-                LockTable.LiveReaders readers = waiter.cancelled || !table.readerRows() ? null
-                        : tokens.run(c -> table.liveReaders(c, hold.key));
-                if (readers != null && readers.count() > 0) {
+                if (readers > 0 && !waiter.cancelled) {
                     if (wakeUp == null) {
-                        return Acquisition.busy(readers.longestLeft()); // the caller does not wait: the row goes back
+                        return Acquisition.busy(); // the caller does not wait: the row goes back
                     }
                     // Read holds live: keep the row (no new reader gets past its lock) and look again later.
                     if (!hold.keepPending(connection, token)) {
@@ -226,7 +232,7 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
                     if (closed) {
                         end(hold);
                     }
-                    return Acquisition.busy(readers.longestLeft());
+                    return Acquisition.busy(); // looked at again after the machinery's backoff
                 }
                 if (waiter.cancelled || !hold.keep(connection, token)) {
                     // interrupted, or the run ended while the database answered: the rollback below frees the row

@@ -52,6 +52,20 @@ final class TokenCounter implements AutoCloseable {
     }
 
     /**
+     * The next token, committed, and the live read holds of the row of {@code key}, counted after the draw (see
+     * {@link LockTable#drawTokenCountingReaders}); as {@link #next()} otherwise.
+     */
+    LockTable.Draw nextCountingReaders(byte[] key) throws SQLException {
+        return onConnection(connection -> {
+            LockTable.Draw draw = table.drawTokenCountingReaders(connection, key);
+            if (++draws % TRIM_EVERY == 0) {
+                table.trimTokens(connection, draw.token());
+            }
+            return draw;
+        });
+    }
+
+    /**
      * Runs one short piece of autocommit work about session-mode read holds on this connection (a read hold's row
      * written, renewed or deleted, the readers a waiting writer counts): like a draw, it must not wait for a pool
      * that holders may have emptied, and the writer that counts readers holds its row lock meanwhile. Run again
