@@ -285,6 +285,19 @@ abstract class Dialect {
     }
 
     /**
+     * The acquisition of {@link #acquireSql} as a query that, when it takes nothing, answers the row as it found
+     * it: one row of (new token, -1) if it took the row, of (the row's token, 1 if read holds may live else 0) if
+     * it did not, none if the row is missing; binds as {@link #acquireSql}, then the key once more. It saves a
+     * waiter's refused attempt the read of {@link LockTable#readToken}. Null where the database cannot (the
+     * acquisition is an update there).
+     *
+     * @param readers whether the table keeps read holds ({@code readers_until} exists)
+     */
+    String acquireOrReadSql(String table, boolean readers) {
+        return null;
+    }
+
+    /**
      * The update {@code update} writes around the SQL expression of the row's new token, made into a statement
      * that returns that token: see {@link #tokenIsGeneratedKey}.
      */

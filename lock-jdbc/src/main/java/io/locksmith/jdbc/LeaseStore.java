@@ -138,20 +138,23 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
                 }
             }
             long token;
+            LockTable.RowState seen = null;
             if (hold.shared) {
                 // the reader's own row first, then the grant (one statement where the database allows)
                 hold.mayHaveRow = true; // before the statement: one whose answer is lost may still have written
                 token = table.upsertReaderThenReadAcquire(connection, hold.key, hold.owner, hold.ownWrite, lease);
             } else {
-                token = take(connection, hold, lease);
+                LockTable.Take take = table.take(connection, hold.key, hold.owner, lease);
+                token = take.token();
+                seen = take.row();
             }
             // a run whose last attempt claimed found the row then, and rows in use are never deleted; any other
-            // reads the row's token, which tells whether the row exists and, to a waiter, whether the lock changed
+            // reads the row's token (on PostgreSQL the compare-and-set's own statement read it), which tells whether the row exists and, to a waiter, whether the lock changed
             // hands since its last look. On a table with read holds a writer refused reads it always: the refusal
             // may be for readers alone.
             long holderToken = -1;
             if (token < 0 && (!hold.claimHeld || (table.readers() && !hold.shared))) {
-                LockTable.RowState row = table.readToken(connection, hold.key);
+                LockTable.RowState row = seen != null ? seen : table.readToken(connection, hold.key);
                 holderToken = row.token();
                 if (holderToken < 0 && table.insertIfAbsent(connection, hold.key, namespace, hold.name) > 0) {
                     // a new row is free, unless another client took it first

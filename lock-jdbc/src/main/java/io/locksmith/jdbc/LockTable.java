@@ -689,6 +689,37 @@ final class LockTable {
     }
 
     /**
+     * The compare-and-set of {@link #compareAndSet}, which where the dialect can also reads the row when it takes
+     * nothing ({@link Dialect#acquireOrReadSql}).
+     */
+    Take take(Connection connection, byte[] key, String owner, Duration lease) throws SQLException {
+        String sql = leaseSql.acquireOrRead();
+        if (sql == null) {
+            return new Take(compareAndSet(connection, key, owner, lease), null);
+        }
+        try (PreparedStatement query = connection.prepareStatement(sql)) {
+            bindAcquire(query, key, owner, lease);
+            query.setBytes(6, key);
+            try (ResultSet row = query.executeQuery()) {
+                if (!row.next()) {
+                    return new Take(-1, RowState.MISSING);
+                }
+                long token = row.getLong(1);
+                int readersLive = row.getInt(2);
+                return readersLive < 0 ? new Take(token, null) : new Take(-1, new RowState(token, readersLive > 0));
+            }
+        }
+    }
+
+    /**
+     * What a compare-and-set answered: the row's new token if it took the row, else -1; and if it took nothing,
+     * the row as the same statement found it where the dialect reads it ({@link Dialect#acquireOrReadSql}), else
+     * null.
+     */
+    record Take(long token, RowState row) {
+    }
+
+    /**
      * The compare-and-set of {@link #compareAndSet} that takes the row even while read holds may live, for a
      * writer that then counts them ({@link #liveReaders}); on a table that keeps read holds only.
      */
@@ -700,14 +731,20 @@ final class LockTable {
     private long compareAndSet(Connection connection, String sql, byte[] key, String owner, Duration lease)
             throws SQLException {
         try (PreparedStatement update = prepareTokenStatement(connection, sql)) {
-            bound(update);
-            update.setString(1, owner);
-            update.setLong(2, Dialect.micros(lease));
-            update.setString(3, owner);
-            update.setBytes(4, key);
-            update.setString(5, owner);
+            bindAcquire(update, key, owner, lease);
             return runTokenStatement(connection, update);
         }
+    }
+
+    /** Bounds an acquisition statement ({@link Dialect#acquireUpdate}) and binds its parameters. */
+    private void bindAcquire(PreparedStatement statement, byte[] key, String owner, Duration lease)
+            throws SQLException {
+        bound(statement);
+        statement.setString(1, owner);
+        statement.setLong(2, Dialect.micros(lease));
+        statement.setString(3, owner);
+        statement.setBytes(4, key);
+        statement.setString(5, owner);
     }
 
     private PreparedStatement prepareTokenStatement(Connection connection, String sql) throws SQLException {
@@ -1039,13 +1076,14 @@ final class LockTable {
     }
 
     /** The lease-mode statements on the hot path, written once per table. */
-    private record LeaseSql(String acquire, String acquirePastReaders, String claim, String release,
-            String dropClaim, String readToken, String readAcquire, String upsertReader, String releaseReader,
-            String upsertReaderThenReadAcquire) {
+    private record LeaseSql(String acquire, String acquireOrRead, String acquirePastReaders, String claim,
+            String release, String dropClaim, String readToken, String readAcquire, String upsertReader,
+            String releaseReader, String upsertReaderThenReadAcquire) {
 
         static LeaseSql of(Dialect d, String table, boolean readers) {
-            return new LeaseSql(d.acquireSql(table, readers), d.acquireSql(table, false), d.claimSql(table),
-                    d.releaseSql(table), d.dropClaimSql(table), "SELECT token" + (readers ? ", CASE WHEN"
+            return new LeaseSql(d.acquireSql(table, readers), d.acquireOrReadSql(table, readers),
+                    d.acquireSql(table, false), d.claimSql(table), d.releaseSql(table), d.dropClaimSql(table),
+                    "SELECT token" + (readers ? ", CASE WHEN"
                     + " readers_until > " + d.now() + " THEN 1 ELSE 0 END" : "") + " FROM " + table
                     + " WHERE lock_key = ?", d.readAcquireSql(table), d.upsertReader(table),
                     d.releaseReaderSql(table), d.upsertReaderThenReadAcquireSql(table));
