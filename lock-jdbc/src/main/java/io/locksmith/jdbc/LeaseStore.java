@@ -149,9 +149,9 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
                 seen = take.row();
             }
             // a run whose last attempt claimed found the row then, and rows in use are never deleted; any other
-            // reads the row's token (on PostgreSQL the compare-and-set's own statement read it), which tells whether the row exists and, to a waiter, whether the lock changed
-            // hands since its last look. On a table with read holds a writer refused reads it always: the refusal
-            // may be for readers alone.
+            // reads the row's token (on PostgreSQL the compare-and-set's own statement read it), which tells
+            // whether the row exists and, to a waiter, whether the lock changed hands since its last look. On a
+            // table with read holds a writer refused reads it always: the refusal may be for readers alone.
             long holderToken = -1;
             if (token < 0 && (!hold.claimHeld || (table.readers() && !hold.shared))) {
                 LockTable.RowState row = seen != null ? seen : table.readToken(connection, hold.key);
