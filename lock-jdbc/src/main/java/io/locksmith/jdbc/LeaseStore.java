@@ -226,8 +226,9 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
     /**
      * A writer run that holds the row past live readers: if the row is still its own (renewed for another lease),
      * the lock once no reader is left, else busy until the longest reader's lease ends or a third of the run's
-     * lease passed, whichever comes first (a release wakes it sooner on PostgreSQL). A caller that does not wait gives the row back. Null if the row is no longer the run's (its
-     * lease ended while it waited, or it was force-released): the run starts over.
+     * lease passed, whichever comes first (a release wakes it sooner on PostgreSQL). A caller that does not wait
+     * gives the row back. Null if the row is no longer the run's (its lease ended while it waited, or it was
+     * force-released): the run starts over.
      */
     private Acquisition awaitReaders(Connection connection, LeaseHold hold, Duration lease, Runnable wakeUp)
             throws SQLException {
