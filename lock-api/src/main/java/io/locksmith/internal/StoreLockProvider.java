@@ -542,6 +542,9 @@ public final class StoreLockProvider<H> implements LockProvider {
             if (newClaim || run.claimPolls == null) {
                 long min = options.minBackoff().toNanos();
                 run.claimPolls = new Backoff(min / 4, min);
+            } else if (outcome.holderToken() >= 0 && lastHolderToken >= 0 && outcome.holderToken() != lastHolderToken) {
+                // the lock changed hands since the last look: the others' turns are passing, and ours comes next
+                run.claimPolls.restart();
             }
             pause = Math.min(run.claimPolls.next(), Math.max(holderLeft, 0));
         } else {

@@ -94,6 +94,18 @@ public final class Acquisition {
     }
 
     /**
+     * As {@link #claimed(Duration)}, and the store read the fencing token of the latest grant, {@code holderToken}
+     * (not negative): a polling claimant that sees it change between two looks knows the lock is going round the
+     * others' turns, which end with its own, and keeps looking soon rather than backing off as from a long hold.
+     */
+    public static Acquisition claimed(Duration retryAfter, long holderToken) {
+        if (holderToken < 0) {
+            throw new IllegalArgumentException("holderToken must not be negative: " + holderToken);
+        }
+        return new Acquisition(false, 0, null, retryAfter, false, false, true, holderToken, false);
+    }
+
+    /**
      * Nobody has the lock for sure, and the store asks to be asked again only after {@code delay}, whatever wake-ups
      * arrive meanwhile: Redlock after a split vote, where a random delay separates the contenders that would
      * otherwise split the next vote too.

@@ -44,18 +44,20 @@ import java.util.concurrent.locks.ReentrantLock;
  * IN list lets every database find the rows by their key), and reads back which rows it extended only when the
  * count falls short.
  *
- * <p><b>Turns across providers.</b> A provider hands a lock from thread to thread through its local gate, and
- * the other processes' waiters, which poll, would rarely find the row free. So the row keeps one claim to the next
- * turn ({@code claimant}, {@code claim_token}, {@code claim_until}): an attempt that finds the lock busy and will
- * wait claims it with a second statement (see {@link Dialect#claimUpdate}), and the compare-and-set itself refuses
- * others once {@value LockStore#GRANTS_PAST_A_CLAIM} grants have passed the claim (see
- * {@link Dialect#acquireUpdate}); an uncontended acquisition is still the one statement. The claim goes to the
- * waiter that has waited longest: each run keeps, as its ticket, the row's token when it first found the lock
- * busy, and a claim with an older ticket takes the place of a younger one, so a waiter that keeps losing the
- * race for a free claim (its backoff grown long) wins it at its next look once no older waiter is left. A claim
- * lives for the
- * claimant's lease from its last attempt, all on the database clock, and ends with the claimant's grant, its
- * release or its abandon. Old tables get the columns at the first use (see {@link LockTable}).
+ * <p><b>Turns across providers.</b> A provider hands a lock from thread to thread through its local gate, and the
+ * other processes' waiters, which poll, would rarely find the row free. So the row keeps one claim to the next turn
+ * ({@code claimant}, {@code claim_token}, {@code claim_until}): an attempt that finds the lock busy and will wait
+ * claims it with a second statement (see {@link Dialect#claimUpdate}), and the compare-and-set itself refuses others
+ * once {@value LockStore#GRANTS_PAST_A_CLAIM} grants have passed the claim (see {@link Dialect#acquireUpdate}); an
+ * uncontended acquisition is still the one statement. Where the compare-and-set cannot read (not on PostgreSQL), a run
+ * that has found the lock busy reads the row before it tries to take it, and the read tells what a claim statement
+ * would do ({@link LockTable.ClaimState}), so that a waiter's look at a held row is one read that takes no row lock,
+ * and a claimant writes its claim again only past a third of its lease. The claim goes to the waiter that has waited
+ * longest: each run keeps, as its ticket, the row's token when it first found the lock busy, and a claim with an older
+ * ticket takes the place of a younger one, so a waiter that keeps losing the race for a free claim (its backoff grown
+ * long) wins it at its next look once no older waiter is left. A claim lives for the claimant's lease from its last
+ * refresh, all on the database clock, and ends with the claimant's grant, its release or its abandon. Old tables get
+ * the columns at the first use (see {@link LockTable}).
  *
  * <p><b>Wake-ups.</b> On PostgreSQL a release that has waiters notifies them in the same statement, and the
  * store's {@link ReleaseListener} runs the subscribed callbacks; a busy answer carries the holder's lease left,
@@ -143,23 +145,32 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
                 // the reader's own row first, then the grant (one statement where the database allows)
                 hold.mayHaveRow = true; // before the statement: one whose answer is lost may still have written
                 token = table.upsertReaderThenReadAcquire(connection, hold.key, hold.owner, hold.ownWrite, lease);
+            } else if (hold.ticket != Long.MAX_VALUE && table.readsBeforeTaking()) {
+                // a run that has found the lock busy looks before it takes, where the compare-and-set cannot read:
+                // while the lock is held, and most looks of a waiter find it held, the look is one read
+                seen = table.readToken(connection, hold.key, hold.owner, hold.ticket, lease);
+                token = seen.held() ? -1 : table.compareAndSet(connection, hold.key, hold.owner, lease);
             } else {
                 LockTable.Take take = table.take(connection, hold.key, hold.owner, lease);
                 token = take.token();
                 seen = take.row();
             }
-            // a run whose last attempt claimed found the row then, and rows in use are never deleted; any other
-            // reads the row's token (on PostgreSQL the compare-and-set's own statement read it), which tells
-            // whether the row exists and, to a waiter, whether the lock changed hands since its last look. On a
-            // table with read holds a writer refused reads it always: the refusal may be for readers alone.
+            // a refused run reads the row's token (on PostgreSQL the compare-and-set's own statement read it),
+            // which tells whether the row exists and, to a waiter, whether the lock changed hands since its last
+            // look; elsewhere the read also tells what a claim statement would do, so that a waiter sends one only
+            // where it would claim, or refresh a claim past a third of its lease. A reader's run whose last
+            // attempt claimed skips it: it found the row then, and rows in use are never deleted.
             long holderToken = -1;
-            if (token < 0 && (!hold.claimHeld || (table.readers() && !hold.shared))) {
-                LockTable.RowState row = seen != null ? seen : table.readToken(connection, hold.key);
+            LockTable.ClaimState claimState = LockTable.ClaimState.UNKNOWN;
+            if (token < 0 && (!hold.claimHeld || !hold.shared)) {
+                LockTable.RowState row = seen != null ? seen
+                        : table.readToken(connection, hold.key, hold.owner, hold.ticket, lease);
                 holderToken = row.token();
+                claimState = row.claim();
                 if (holderToken < 0 && table.insertIfAbsent(connection, hold.key, namespace, hold.name) > 0) {
                     // a new row is free, unless another client took it first
                     token = take(connection, hold, lease);
-                } else if (row.readersMayLive() && !hold.shared) {
+                } else if (row.readersMayLive() && !hold.shared && !row.held()) {
                     Acquisition past = takePastReaders(connection, hold, lease, wakeUp);
                     if (past != null) {
                         return past;
@@ -179,12 +190,21 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
             if (hold.ticket == Long.MAX_VALUE && holderToken >= 0) {
                 hold.ticket = holderToken; // the run's place in line: the grants it has seen pass count from here
             }
+            if (claimState == LockTable.ClaimState.OWN) {
+                hold.claimHeld = true;
+                return Acquisition.claimed(null, holderToken);
+            }
+            if (claimState == LockTable.ClaimState.OTHERS) {
+                hold.claimHeld = false;
+                return Acquisition.busy(null, holderToken);
+            }
             hold.mayHaveClaimed = true; // before the statement: one whose answer is lost may still have claimed
             hold.claimHeld = false;
             LockTable.Claim claim = table.claim(connection, hold.key, hold.owner, hold.ticket, lease);
             hold.claimHeld = claim.held();
             if (claim.held()) {
-                return Acquisition.claimed(claim.retryAfter());
+                return holderToken < 0 ? Acquisition.claimed(claim.retryAfter())
+                        : Acquisition.claimed(claim.retryAfter(), holderToken);
             }
             return holderToken < 0 ? Acquisition.busy(claim.retryAfter())
                     : Acquisition.busy(claim.retryAfter(), holderToken);

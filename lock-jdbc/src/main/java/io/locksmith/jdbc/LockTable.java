@@ -692,6 +692,15 @@ final class LockTable {
      * The compare-and-set of {@link #compareAndSet}, which where the dialect can also reads the row when it takes
      * nothing ({@link Dialect#acquireOrReadSql}).
      */
+    /**
+     * Whether a waiting run should read the row before it tries to take it: where a refused compare-and-set tells
+     * nothing (no {@link Dialect#acquireOrReadSql}), so that a look at a held row is one plain read, which locks
+     * nothing, instead of an update refused under the row's lock and a read after it.
+     */
+    boolean readsBeforeTaking() {
+        return leaseSql.acquireOrRead() == null;
+    }
+
     Take take(Connection connection, byte[] key, String owner, Duration lease) throws SQLException {
         String sql = leaseSql.acquireOrRead();
         if (sql == null) {
@@ -1011,25 +1020,51 @@ final class LockTable {
      * The token of the row of {@code key}, which is the latest grant's, and whether read holds may live on it, in
      * autocommit.
      */
-    RowState readToken(Connection connection, byte[] key) throws SQLException {
+    RowState readToken(Connection connection, byte[] key, String owner, long ticket, Duration lease)
+            throws SQLException {
         try (PreparedStatement select = connection.prepareStatement(leaseSql.readToken())) {
             bound(select);
-            select.setBytes(1, key);
+            select.setString(1, owner);
+            select.setLong(2, Dialect.micros(lease) * 2 / 3);
+            select.setLong(3, ticket);
+            select.setBytes(4, key);
             try (ResultSet row = select.executeQuery()) {
                 if (!row.next()) {
                     return RowState.MISSING;
                 }
-                return new RowState(row.getLong(1), readers && row.getInt(2) > 0);
+                return new RowState(row.getLong(1), readers && row.getInt(2) > 0,
+                        ClaimState.values()[row.getInt(3)], row.getInt(4) > 0);
             }
         }
     }
 
     /**
-     * A lock row as {@link #readToken} found it: its token (the latest grant's; -1 if there is no row), and
-     * whether read holds may live on it ({@code readers_until} not passed; false on a table without read holds).
+     * A lock row as {@link #readToken} found it: its token (the latest grant's; -1 if there is no row), whether read
+     * holds may live on it ({@code readers_until} not passed; false on a table without read holds), and what a claim
+     * statement of the reading run would do to the row's claim ({@link ClaimState#UNKNOWN} where the statement that
+     * found the row did not read it), and whether a writer's lease on it lives (false where not read).
      */
-    record RowState(long token, boolean readersMayLive) {
-        static final RowState MISSING = new RowState(-1, false);
+    record RowState(long token, boolean readersMayLive, ClaimState claim, boolean held) {
+        static final RowState MISSING = new RowState(-1, false, ClaimState.UNKNOWN, false);
+
+        RowState(long token, boolean readersMayLive) {
+            this(token, readersMayLive, ClaimState.UNKNOWN, false);
+        }
+    }
+
+    /** The claim of a lock row, as the run that read it would find it with a claim statement. */
+    enum ClaimState {
+        /** Not read: the claim statement decides. */
+        UNKNOWN,
+        /**
+         * Free, lapsed, the run's own with less than two thirds of its lease left, or younger than the run's ticket:
+         * the claim statement claims or refreshes.
+         */
+        CLAIMABLE,
+        /** The run's own, with more than two thirds of its lease left: no refresh is due yet. */
+        OWN,
+        /** Another run's, live and at least as old as the run's ticket: a claim statement would be refused. */
+        OTHERS
     }
 
     /**
@@ -1083,10 +1118,23 @@ final class LockTable {
         static LeaseSql of(Dialect d, String table, boolean readers) {
             return new LeaseSql(d.acquireSql(table, readers), d.acquireOrReadSql(table, readers),
                     d.acquireSql(table, false), d.claimSql(table), d.releaseSql(table), d.dropClaimSql(table),
-                    "SELECT token" + (readers ? ", CASE WHEN"
-                    + " readers_until > " + d.now() + " THEN 1 ELSE 0 END" : "") + " FROM " + table
-                    + " WHERE lock_key = ?", d.readAcquireSql(table), d.upsertReader(table),
+                    readTokenSql(d, table, readers), d.readAcquireSql(table), d.upsertReader(table),
                     d.releaseReaderSql(table), d.upsertReaderThenReadAcquireSql(table));
+        }
+
+        /**
+         * The row's token, whether read holds may live, the ordinal of its {@link ClaimState} for the reading run
+         * (in the terms of {@link Dialect#claimUpdate}), and whether a writer's lease on it lives: binds the run's
+         * owner id, two thirds of its lease in microseconds, its ticket and the key. A run that has not yet seen
+         * the lock busy has no ticket ({@link Long#MAX_VALUE}); it takes the row's token as one, as its claim
+         * statement then will.
+         */
+        private static String readTokenSql(Dialect d, String table, boolean readers) {
+            return "SELECT token, " + (readers ? "CASE WHEN readers_until > " + d.now() + " THEN 1 ELSE 0 END" : "0")
+                    + ", CASE WHEN claimant IS NULL OR claim_until <= " + d.now() + " THEN 1"
+                    + " WHEN claimant = ? THEN CASE WHEN claim_until > " + d.nowPlusMicros() + " THEN 2 ELSE 1 END"
+                    + " WHEN claim_token > LEAST(?, token) THEN 1 ELSE 3 END, CASE WHEN owner IS NOT NULL AND"
+                    + " expires_at > " + d.now() + " THEN 1 ELSE 0 END FROM " + table + " WHERE lock_key = ?";
         }
     }
 

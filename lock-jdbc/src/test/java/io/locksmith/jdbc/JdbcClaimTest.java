@@ -13,6 +13,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.sql.Timestamp;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -97,6 +98,14 @@ class JdbcClaimTest {
         for (int i = 1; i <= times; i++) {
             assertThat(takes(store, prefix + "." + i)).as("grant %d to another owner", i).isTrue();
         }
+    }
+
+    /** A run of {@code owner} that finds the lock busy, will wait, and claims the next turn. */
+    private static Object claimant(LockStore<Object> waiters, String owner) {
+        Object run = waiters.newHold(NAME, owner);
+        Acquisition answer = waiters.tryAcquire(run, LEASE, Duration.ZERO, WAITS);
+        assertThat(answer.isClaimed()).as("%s's attempt while held: %s", owner, answer).isTrue();
+        return run;
     }
 
     private String claimant(JdbcTarget target) throws SQLException {
@@ -266,6 +275,79 @@ class JdbcClaimTest {
         waiters.abandon(waiting);
         assertThat(holders.release(held)).isTrue();
         assertThat(takes(waiters, "c.1")).as("the lock after the holder's release").isTrue();
+    }
+
+    /**
+     * Where waiters poll, a claimant looks far more often than its claim needs refreshing (a claim lives a lease
+     * from its last refresh): its looks read the row and write the claim again only once less than two thirds of the
+     * attempt's lease is left on it. The longer lease of the last look stands for a third of the lease gone by,
+     * without waiting for it.
+     */
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "MYSQL_CONNECTOR_J"})
+    @DisplayName("a claimant's look writes its claim again only once less than two thirds of its lease is left on it")
+    void claimantRefreshesItsClaimOnlyWhenDue(JdbcTarget target) throws Exception {
+        LockStore<Object> holders = store(target);
+        LockStore<Object> waiters = store(target);
+        Object held = holders.newHold(NAME, "a.1");
+        long holderToken = holders.tryAcquire(held, LEASE, Duration.ZERO, null).fencingToken();
+        Object claimantRun = claimant(waiters, "b.1");
+        Timestamp claimed = target.claimUntil(TABLE, namespace, NAME);
+
+        Thread.sleep(5); // the database clock moves on: a claim written again now would end later
+        Acquisition look = waiters.tryAcquire(claimantRun, LEASE, Duration.ZERO, WAITS);
+        assertThat(look.isClaimed()).as("the claimant's next look: %s", look).isTrue();
+        assertThat(look.holderToken()).as("the look read the latest grant's token").isEqualTo(holderToken);
+        assertThat(target.claimUntil(TABLE, namespace, NAME)).as("the claim's end after a look with its lease")
+                .isEqualTo(claimed);
+
+        Acquisition due = waiters.tryAcquire(claimantRun, LEASE.multipliedBy(2), Duration.ZERO, WAITS);
+        assertThat(due.isClaimed()).as("a look with less than two thirds of its lease left on the claim: %s", due)
+                .isTrue();
+        assertThat(target.claimUntil(TABLE, namespace, NAME)).as("the claim's end after a refresh").isAfter(claimed);
+
+        Object younger = waiters.newHold(NAME, "c.1");
+        Acquisition behind = waiters.tryAcquire(younger, LEASE, Duration.ZERO, WAITS);
+        assertThat(behind.isClaimed()).as("a younger waiter behind the live claim: %s", behind).isFalse();
+        assertThat(behind.holderToken()).isEqualTo(holderToken);
+        assertThat(claimant(target)).isEqualTo("b.1");
+        waiters.abandon(younger);
+        assertThat(holders.release(held)).isTrue();
+        assertThat(waiters.tryAcquire(claimantRun, LEASE, Duration.ZERO, WAITS).isAcquired()).isTrue();
+        assertThat(waiters.release(claimantRun)).isTrue();
+    }
+
+    /**
+     * Where a refused compare-and-set tells nothing (MySQL, MariaDB), a run that has found the lock busy reads the
+     * row before it tries to take it: the look at a held row is a plain read, which waits for no row lock. Shown
+     * with the row locked by another transaction: an update would wait for it until the operation timeout.
+     */
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = JdbcTarget.class, names = {"MARIADB", "MYSQL_CONNECTOR_J"})
+    @DisplayName("a waiter's look at a held row reads it without waiting for the row's lock")
+    void waitersLookAtAHeldRowWithoutItsLock(JdbcTarget target) throws Exception {
+        LockStore<Object> holders = store(target);
+        LockStore<Object> waiters = store(target);
+        Object held = holders.newHold(NAME, "a.1");
+        long holderToken = holders.tryAcquire(held, LEASE, Duration.ZERO, null).fencingToken();
+        Object claimantRun = claimant(waiters, "b.1");
+        try (Connection locker = target.admin().getConnection()) {
+            locker.setAutoCommit(false);
+            try (PreparedStatement lockRow = locker.prepareStatement("SELECT token FROM " + TABLE
+                    + " WHERE lock_key = ? FOR UPDATE")) {
+                lockRow.setBytes(1, LockTable.key(namespace, NAME));
+                lockRow.executeQuery().close();
+            }
+            Acquisition look = waiters.tryAcquire(claimantRun, LEASE, Duration.ZERO, WAITS);
+            assertThat(look.isClaimed()).as("the claimant's look while another transaction locks the row: %s", look)
+                    .isTrue();
+            assertThat(look.holderToken()).isEqualTo(holderToken);
+            locker.rollback();
+        }
+        assertThat(holders.release(held)).isTrue();
+        assertThat(waiters.tryAcquire(claimantRun, LEASE, Duration.ZERO, WAITS).isAcquired())
+                .as("the claimant's look at the free row takes it").isTrue();
+        assertThat(waiters.release(claimantRun)).isTrue();
     }
 
     @ParameterizedTest(name = "{0}")

@@ -7,6 +7,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Timestamp;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -303,6 +304,18 @@ enum JdbcTarget {
             select.setBytes(1, key);
             try (ResultSet row = select.executeQuery()) {
                 return row.next() ? row.getString(1) : null;
+            }
+        }
+    }
+
+    /** The end of the claim on a lease-mode lock as the row keeps it (live or lapsed), or null. */
+    Timestamp claimUntil(String table, String namespace, String name) throws SQLException {
+        try (Connection connection = admin().getConnection();
+             PreparedStatement select = connection.prepareStatement("SELECT claim_until FROM " + table
+                     + " WHERE lock_key = ?")) {
+            select.setBytes(1, LockTable.key(namespace, name));
+            try (ResultSet row = select.executeQuery()) {
+                return row.next() ? row.getTimestamp(1) : null;
             }
         }
     }
