@@ -145,9 +145,9 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
                 // the reader's own row first, then the grant (one statement where the database allows)
                 hold.mayHaveRow = true; // before the statement: one whose answer is lost may still have written
                 token = table.upsertReaderThenReadAcquire(connection, hold.key, hold.owner, hold.ownWrite, lease);
-            } else if (hold.ticket != Long.MAX_VALUE && table.readsBeforeTaking()) {
-                // a run that has found the lock busy looks before it takes, where the compare-and-set cannot read:
-                // while the lock is held, and most looks of a waiter find it held, the look is one read
+            } else if (hold.ticket != Long.MAX_VALUE) {
+                // a run that has found the lock busy looks before it takes: while the lock is held, and most looks
+                // of a waiter find it held, the look is one read, which locks nothing and writes nothing
                 seen = table.readToken(connection, hold.key, hold.owner, hold.ticket, lease);
                 token = seen.held() ? -1 : table.compareAndSet(connection, hold.key, hold.owner, lease);
             } else {
@@ -155,18 +155,18 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
                 token = take.token();
                 seen = take.row();
             }
-            // a refused run reads the row's token (on PostgreSQL the compare-and-set's own statement read it),
-            // which tells whether the row exists and, to a waiter, whether the lock changed hands since its last
-            // look; elsewhere the read also tells what a claim statement would do, so that a waiter sends one only
+            // a refused run reads the row (unless the look or, on PostgreSQL, the compare-and-set's own statement
+            // read it), which tells whether the row exists and, to a waiter, whether the lock changed hands since
+            // its last look; the read also tells what a claim statement would do, so that a waiter sends one only
             // where it would claim, or refresh a claim past a third of its lease. A reader's run whose last
             // attempt claimed skips it: it found the row then, and rows in use are never deleted.
             long holderToken = -1;
-            LockTable.ClaimState claimState = LockTable.ClaimState.UNKNOWN;
+            LockTable.RowState row = seen;
             if (token < 0 && (!hold.claimHeld || !hold.shared)) {
-                LockTable.RowState row = seen != null ? seen
-                        : table.readToken(connection, hold.key, hold.owner, hold.ticket, lease);
+                if (row == null) {
+                    row = table.readToken(connection, hold.key, hold.owner, hold.ticket, lease);
+                }
                 holderToken = row.token();
-                claimState = row.claim();
                 if (holderToken < 0 && table.insertIfAbsent(connection, hold.key, namespace, hold.name) > 0) {
                     // a new row is free, unless another client took it first
                     token = take(connection, hold, lease);
@@ -190,13 +190,22 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
             if (hold.ticket == Long.MAX_VALUE && holderToken >= 0) {
                 hold.ticket = holderToken; // the run's place in line: the grants it has seen pass count from here
             }
-            if (claimState == LockTable.ClaimState.OWN) {
-                hold.claimHeld = true;
-                return Acquisition.claimed(null, holderToken);
-            }
-            if (claimState == LockTable.ClaimState.OTHERS) {
-                hold.claimHeld = false;
-                return Acquisition.busy(null, holderToken);
+            switch (row == null || holderToken < 0 ? LockTable.ClaimState.UNKNOWN : row.claim()) {
+                case OWN -> {
+                    hold.claimHeld = true;
+                    return Acquisition.claimed(row.retryAfter(), holderToken);
+                }
+                case NEXT_TURN -> {
+                    hold.claimHeld = true;
+                    return Acquisition.claimedNextTurn(row.retryAfter(), holderToken);
+                }
+                case OTHERS -> {
+                    hold.claimHeld = false;
+                    return Acquisition.busy(row.retryAfter(), holderToken);
+                }
+                default -> {
+                    // not read, or a claim statement would claim or refresh: it decides
+                }
             }
             hold.mayHaveClaimed = true; // before the statement: one whose answer is lost may still have claimed
             hold.claimHeld = false;

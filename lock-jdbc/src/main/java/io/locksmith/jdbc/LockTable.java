@@ -692,15 +692,6 @@ final class LockTable {
      * The compare-and-set of {@link #compareAndSet}, which where the dialect can also reads the row when it takes
      * nothing ({@link Dialect#acquireOrReadSql}).
      */
-    /**
-     * Whether a waiting run should read the row before it tries to take it: where a refused compare-and-set tells
-     * nothing (no {@link Dialect#acquireOrReadSql}), so that a look at a held row is one plain read, which locks
-     * nothing, instead of an update refused under the row's lock and a read after it.
-     */
-    boolean readsBeforeTaking() {
-        return leaseSql.acquireOrRead() == null;
-    }
-
     Take take(Connection connection, byte[] key, String owner, Duration lease) throws SQLException {
         String sql = leaseSql.acquireOrRead();
         if (sql == null) {
@@ -1027,13 +1018,18 @@ final class LockTable {
             select.setString(1, owner);
             select.setLong(2, Dialect.micros(lease) * 2 / 3);
             select.setLong(3, ticket);
-            select.setBytes(4, key);
+            boolean tellsLeaseLeft = dialect.claimTellsLeaseLeft();
+            if (tellsLeaseLeft) {
+                select.setString(4, owner);
+            }
+            select.setBytes(tellsLeaseLeft ? 5 : 4, key);
             try (ResultSet row = select.executeQuery()) {
                 if (!row.next()) {
                     return RowState.MISSING;
                 }
                 return new RowState(row.getLong(1), readers && row.getInt(2) > 0,
-                        ClaimState.values()[row.getInt(3)], row.getInt(4) > 0);
+                        ClaimState.values()[row.getInt(3)], row.getInt(4) > 0,
+                        tellsLeaseLeft ? Duration.of(Math.max(0, row.getLong(5)), ChronoUnit.MICROS) : null);
             }
         }
     }
@@ -1042,13 +1038,15 @@ final class LockTable {
      * A lock row as {@link #readToken} found it: its token (the latest grant's; -1 if there is no row), whether read
      * holds may live on it ({@code readers_until} not passed; false on a table without read holds), and what a claim
      * statement of the reading run would do to the row's claim ({@link ClaimState#UNKNOWN} where the statement that
-     * found the row did not read it), and whether a writer's lease on it lives (false where not read).
+     * found the row did not read it), whether a writer's lease on it lives (false where not read), and, where the
+     * dialect's claim tells it ({@link Dialect#claimTellsLeaseLeft}), within how long a waiter that relies on
+     * notifications should look again, as the claim statement would answer (else null).
      */
-    record RowState(long token, boolean readersMayLive, ClaimState claim, boolean held) {
-        static final RowState MISSING = new RowState(-1, false, ClaimState.UNKNOWN, false);
+    record RowState(long token, boolean readersMayLive, ClaimState claim, boolean held, Duration retryAfter) {
+        static final RowState MISSING = new RowState(-1, false, ClaimState.UNKNOWN, false, null);
 
         RowState(long token, boolean readersMayLive) {
-            this(token, readersMayLive, ClaimState.UNKNOWN, false);
+            this(token, readersMayLive, ClaimState.UNKNOWN, false, null);
         }
     }
 
@@ -1064,7 +1062,9 @@ final class LockTable {
         /** The run's own, with more than two thirds of its lease left: no refresh is due yet. */
         OWN,
         /** Another run's, live and at least as old as the run's ticket: a claim statement would be refused. */
-        OTHERS
+        OTHERS,
+        /** As {@link #OWN}, and its grants to others have passed: the lock is the run's alone once it is free. */
+        NEXT_TURN
     }
 
     /**
@@ -1132,9 +1132,23 @@ final class LockTable {
         private static String readTokenSql(Dialect d, String table, boolean readers) {
             return "SELECT token, " + (readers ? "CASE WHEN readers_until > " + d.now() + " THEN 1 ELSE 0 END" : "0")
                     + ", CASE WHEN claimant IS NULL OR claim_until <= " + d.now() + " THEN 1"
-                    + " WHEN claimant = ? THEN CASE WHEN claim_until > " + d.nowPlusMicros() + " THEN 2 ELSE 1 END"
+                    + " WHEN claimant = ? THEN CASE WHEN claim_until <= " + d.nowPlusMicros() + " THEN 1"
+                    + " WHEN token - claim_token >= " + LockStore.GRANTS_PAST_A_CLAIM + " THEN 4 ELSE 2 END"
                     + " WHEN claim_token > LEAST(?, token) THEN 1 ELSE 3 END, CASE WHEN owner IS NOT NULL AND"
-                    + " expires_at > " + d.now() + " THEN 1 ELSE 0 END FROM " + table + " WHERE lock_key = ?";
+                    + " expires_at > " + d.now() + " THEN 1 ELSE 0 END"
+                    + (d.claimTellsLeaseLeft() ? ", " + leaseLeft(d) : "") + " FROM " + table + " WHERE lock_key = ?";
+        }
+
+        /**
+         * Within how long a waiter woken by notifications should look again, as {@link Dialect#claimSql} answers
+         * it where the run did not claim: the holder's lease left; where the row is free but another run's claim
+         * has had its turns, that claim's life left; else 0. Binds the run's owner id.
+         */
+        private static String leaseLeft(Dialect d) {
+            return "CASE WHEN owner IS NOT NULL AND expires_at > " + d.now() + " THEN " + d.microsUntil("expires_at")
+                    + " WHEN claimant IS NOT NULL AND claimant <> ? AND claim_until > " + d.now()
+                    + " AND token - claim_token >= " + LockStore.GRANTS_PAST_A_CLAIM + " THEN "
+                    + d.microsUntil("claim_until") + " ELSE 0 END";
         }
     }
 

@@ -278,13 +278,13 @@ class JdbcClaimTest {
     }
 
     /**
-     * Where waiters poll, a claimant looks far more often than its claim needs refreshing (a claim lives a lease
-     * from its last refresh): its looks read the row and write the claim again only once less than two thirds of the
-     * attempt's lease is left on it. The longer lease of the last look stands for a third of the lease gone by,
+     * A claimant looks far more often than its claim needs refreshing (a claim lives a lease from its last refresh):
+     * a poller at its own pace, a PostgreSQL waiter at each notification. Its looks read the row and write the claim
+     * again only once less than two thirds of the attempt's lease is left on it. The longer lease of the last look stands for a third of the lease gone by,
      * without waiting for it.
      */
     @ParameterizedTest(name = "{0}")
-    @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "MYSQL_CONNECTOR_J"})
+    @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES", "MYSQL_CONNECTOR_J"})
     @DisplayName("a claimant's look writes its claim again only once less than two thirds of its lease is left on it")
     void claimantRefreshesItsClaimOnlyWhenDue(JdbcTarget target) throws Exception {
         LockStore<Object> holders = store(target);
@@ -318,12 +318,12 @@ class JdbcClaimTest {
     }
 
     /**
-     * Where a refused compare-and-set tells nothing (MySQL, MariaDB), a run that has found the lock busy reads the
-     * row before it tries to take it: the look at a held row is a plain read, which waits for no row lock. Shown
-     * with the row locked by another transaction: an update would wait for it until the operation timeout.
+     * A run that has found the lock busy reads the row before it tries to take it: the look at a held row is a plain
+     * read, which waits for no row lock. Shown with the row locked by another transaction: an update would wait for
+     * it until the operation timeout. (H2's row locks do not wait.)
      */
     @ParameterizedTest(name = "{0}")
-    @EnumSource(value = JdbcTarget.class, names = {"MARIADB", "MYSQL_CONNECTOR_J"})
+    @EnumSource(value = JdbcTarget.class, names = {"MARIADB", "POSTGRES", "MYSQL_CONNECTOR_J"})
     @DisplayName("a waiter's look at a held row reads it without waiting for the row's lock")
     void waitersLookAtAHeldRowWithoutItsLock(JdbcTarget target) throws Exception {
         LockStore<Object> holders = store(target);
@@ -347,6 +347,35 @@ class JdbcClaimTest {
         assertThat(holders.release(held)).isTrue();
         assertThat(waiters.tryAcquire(claimantRun, LEASE, Duration.ZERO, WAITS).isAcquired())
                 .as("the claimant's look at the free row takes it").isTrue();
+        assertThat(waiters.release(claimantRun)).isTrue();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES", "MYSQL_CONNECTOR_J"})
+    @DisplayName("once the others' 8 grants have passed, a claimant's look says the lock is its own once free")
+    void claimantLearnsItsTurnIsNext(JdbcTarget target) throws Exception {
+        LockStore<Object> holders = store(target);
+        LockStore<Object> waiters = store(target);
+        Object first = holders.newHold(NAME, "a.1");
+        assertThat(holders.tryAcquire(first, LEASE, Duration.ZERO, null).isAcquired()).isTrue();
+        Object claimantRun = claimant(waiters, "b.1");
+        assertThat(holders.release(first)).isTrue();
+        othersTakeTurns(holders, "o", LockStore.GRANTS_PAST_A_CLAIM - 2);
+        Object seventh = holders.newHold(NAME, "o.7");
+        assertThat(holders.tryAcquire(seventh, LEASE, Duration.ZERO, null).isAcquired()).isTrue();
+        Acquisition early = waiters.tryAcquire(claimantRun, LEASE, Duration.ZERO, WAITS);
+        assertThat(early.isClaimed()).as("the claimant's look during the 7th grant: %s", early).isTrue();
+        assertThat(early.isNextTurn()).as("one more grant to others may pass: %s", early).isFalse();
+        assertThat(holders.release(seventh)).isTrue();
+
+        Object last = holders.newHold(NAME, "o.8");
+        long lastToken = holders.tryAcquire(last, LEASE, Duration.ZERO, null).fencingToken();
+        Acquisition before = waiters.tryAcquire(claimantRun, LEASE, Duration.ZERO, WAITS);
+        assertThat(before.isClaimed()).as("the claimant's look during the 8th grant: %s", before).isTrue();
+        assertThat(before.isNextTurn()).as("its turn is next once this holder lets go: %s", before).isTrue();
+        assertThat(before.holderToken()).isEqualTo(lastToken);
+        assertThat(holders.release(last)).isTrue();
+        assertThat(waiters.tryAcquire(claimantRun, LEASE, Duration.ZERO, WAITS).isAcquired()).isTrue();
         assertThat(waiters.release(claimantRun)).isTrue();
     }
 
