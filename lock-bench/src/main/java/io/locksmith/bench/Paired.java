@@ -21,6 +21,9 @@ import java.util.concurrent.locks.Lock;
  */
 final class Paired {
 
+    /** The fewest uncontended cycles of each subject before any counts: C2 compiles a path after some 10,000 calls. */
+    static final int WARM_UP_CYCLES = 20_000;
+
     private Paired() {
     }
 
@@ -40,7 +43,11 @@ final class Paired {
                 contenders[i] = Subjects.open(subjects[i]);
                 locks[i] = contenders[i].lock("bench-paired");
             }
-            for (int round = -3; round < rounds; round++) { // three rounds of warm-up
+            // warm-up: three rounds, and at least WARM_UP_CYCLES of every subject, so that the JIT has compiled
+            // each subject's path before its blocks count (the compiler threads' CPU would land in the blocks
+            // running meanwhile, and the code under it runs slower until then)
+            int warmUpRounds = Math.max(3, (WARM_UP_CYCLES + cycles - 1) / cycles);
+            for (int round = -warmUpRounds; round < rounds; round++) {
                 for (int turn = 0; turn < n; turn++) {
                     int i = (turn + Math.max(round, 0)) % n;
                     Lock lock = locks[i];
@@ -66,10 +73,10 @@ final class Paired {
             }
         }
         StringBuilder table = new StringBuilder(String.format(Locale.ROOT,
-                "%d rounds of %d cycles per subject, interleaved; ratio = %s's block time / the subject's in the same"
+                "%d rounds of %d cycles per subject, interleaved, after at least %d of each to warm up; ratio = %s's block time / the subject's in the same"
                         + " round (above 1: faster than %s); CPU µs per cycle: this JVM (client), the redis-server"
                         + " processes (%d found), and their sum over the machine's %d cores%n%-22s %10s %10s %10s"
-                        + " %20s %12s %12s %14s%n", rounds, cycles, subjects[0], subjects[0], redisStats.size(),
+                        + " %20s %12s %12s %14s%n", rounds, cycles, WARM_UP_CYCLES, subjects[0], subjects[0], redisStats.size(),
                 Runtime.getRuntime().availableProcessors(), "subject", "median µs", "p25 µs", "min µs",
                 "ratio (IQR)", "client CPU", "redis CPU", "CPU / cores"));
         for (int i = 0; i < n; i++) {
