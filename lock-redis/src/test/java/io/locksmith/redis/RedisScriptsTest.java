@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.locksmith.redis.internal.RedisKeys;
 import io.locksmith.redis.internal.RedisScripts.Script;
 import io.locksmith.redis.internal.RedisScripts;
+import io.locksmith.spi.LockStore;
 import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
@@ -156,6 +157,41 @@ class RedisScriptsTest {
         assertThat(claimWithTicket("t", carol, 3, 1)).as("Carol takes her turn").isEqualTo(10L);
     }
 
+    @Test
+    @DisplayName("claims: a free lock whose claim has had its turns goes at once to a waiter with an older ticket, who"
+            + " would otherwise take the claim and wait out its life with nobody to wake it; the claim stays")
+    void olderTicketTakesAFreeLockPastAClaimThatHadItsTurns() {
+        String carol = "ca401000000000000000000000000000";
+        String dave = "da7e0000000000000000000000000000";
+        assertThat(acquire("f", ALICE, 1)).isEqualTo(1);
+        List<?> carolsFirst = (List<?>) acquireOrClaim("f", carol, 1, LEASE);
+        assertThat(carolsFirst.get(0)).as("Carol waits and claims").isEqualTo(1L);
+        assertThat(carolsFirst.get(2)).as("Carol's ticket").isEqualTo(1L);
+        assertThat(release("f", ALICE, "1")).isEqualTo(1);
+        // a Redlock split vote: Carol is granted here but not by a quorum, and gives it back; her grant ended her
+        // claim, her run waits on with its ticket
+        assertThat(claimWithTicket("f", carol, 2, 1)).isEqualTo(2L);
+        assertThat(release("f", carol, "2")).isEqualTo(1);
+        assertThat(claimant("f")).isNull();
+        assertThat(acquire("f", ALICE, 2)).isEqualTo(3);
+        assertThat(acquireOrClaim("f", dave, 1, LEASE)).as("Dave, waiting since ticket 3, claims the free claim")
+                .asList().first().isEqualTo(1L);
+        assertThat(release("f", ALICE, "2")).isEqualTo(1);
+        for (int i = 0; i < LockStore.GRANTS_PAST_A_CLAIM; i++) {
+            assertThat(acquire("f", ALICE, 10 + i)).as("grant %d past Dave's claim", i + 1).isPositive();
+            assertThat(release("f", ALICE, Long.toString(10 + i))).isEqualTo(1);
+        }
+        assertThat(acquire("f", ALICE, 20)).as("refused: the turn is Dave's").isNegative();
+
+        assertThat(claimWithTicket("f", carol, 3, 1)).as("Carol, older than Dave's claim, takes the free lock")
+                .isEqualTo(12L);
+        assertThat(claimant("f")).as("Dave's claim stays: his turn is the next").isEqualTo(dave);
+        assertThat(release("f", carol, "3")).isEqualTo(1);
+        assertThat(acquire("f", ALICE, 21)).as("still refused to others").isNegative();
+        assertThat(claimWithTicket("f", dave, 2, 3)).as("Dave's turn").isEqualTo(13L);
+        assertThat(claimant("f")).isNull();
+    }
+
     private Object claimWithTicket(String name, String owner, long attempt, long ticket) {
         return run(RedisScripts.ACQUIRE, acquireKeys(name), owner, LEASE, Long.toString(attempt), RedisScripts.CLAIM,
                 Long.toString(ticket));
@@ -178,6 +214,19 @@ class RedisScriptsTest {
         for (int i = 0; i < 9; i++) {
             assertThat(acquire("e", ALICE, 10 + i)).as("grant %d", i + 1).isPositive();
             assertThat(release("e", ALICE, Long.toString(10 + i))).isEqualTo(1);
+        }
+    }
+
+    @Test
+    @DisplayName("claims: a claimant that gives up while the lock is free wakes the waiters its claim kept from it")
+    void claimantGivingUpOnAFreeLockWakesTheWaiters() throws Exception {
+        assertThat(acquire("g", ALICE, 1)).isEqualTo(1);
+        assertThat(acquireOrClaim("g", BOB, 1, LEASE)).asList().first().isEqualTo(1L);
+        assertThat(release("g", ALICE, "1")).isEqualTo(1);
+        try (Subscriber subscriber = new Subscriber(keys.channel("g"))) {
+            assertThat(release("g", BOB, "1")).as("Bob gives up: he held nothing").isZero();
+            assertThat(claimant("g")).isNull();
+            assertThat(subscriber.next()).isEqualTo("released");
         }
     }
 

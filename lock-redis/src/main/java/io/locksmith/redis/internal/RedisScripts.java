@@ -140,7 +140,7 @@ public final class RedisScripts {
                 if claimant == ARGV[1] then
                   redis.call('del', KEYS[4])
                 elseif claimant and tonumber(redis.call('get', KEYS[2]) or '0')
-                    - tonumber(redis.call('hget', KEYS[4], 'at')) >= $GRANTS then
+                    - tonumber(redis.call('hget', KEYS[4], 'at')) >= $GRANTS and not ($OLDER) then
                   free = false
                   refused = true
                 end
@@ -176,7 +176,7 @@ public final class RedisScripts {
               return 0
             end
             return -math.max(ttl, 1)
-            """.replace("$GRANTS", Integer.toString(LockStore.GRANTS_PAST_A_CLAIM))
+            """.replace("$GRANTS", Integer.toString(LockStore.GRANTS_PAST_A_CLAIM)).replace("$OLDER", Lua.OLDER)
             .replace("$QUEUE_HEAD", Lua.QUEUE_HEAD).replace("$QUEUE_JOIN", Lua.QUEUE_JOIN)
             .replace("$CLAIM", Lua.claim(false)));
 
@@ -213,7 +213,8 @@ public final class RedisScripts {
                   ttl = math.max(tonumber(redis.call('zscore', KEYS[6], head)) - now, 0)
                 end
               end
-              if ttl < 0 and claimant and claimant ~= ARGV[1] and redis.call('hget', KEYS[4], 'shared') ~= '1' then
+              if ttl < 0 and claimant and claimant ~= ARGV[1] and redis.call('hget', KEYS[4], 'shared') ~= '1'
+                  and not ($OLDER) then
                 ttl = math.max(redis.call('pttl', KEYS[4]), 0)
               end
             end
@@ -241,8 +242,9 @@ public final class RedisScripts {
             $CLAIM
             end
             return -math.max(ttl, 1)
-            """.replace("$PRUNE", Lua.PRUNE_READERS).replace("$QUEUE_HEAD", Lua.QUEUE_HEAD)
-            .replace("$QUEUE_JOIN", Lua.QUEUE_JOIN).replace("$CLAIM", Lua.claim(true)));
+            """.replace("$PRUNE", Lua.PRUNE_READERS).replace("$OLDER", Lua.OLDER)
+            .replace("$QUEUE_HEAD", Lua.QUEUE_HEAD).replace("$QUEUE_JOIN", Lua.QUEUE_JOIN)
+            .replace("$CLAIM", Lua.claim(true)));
 
     /**
      * KEYS[1] lock hash, KEYS[2] claim to the next turn, KEYS[3] FIFO queue, KEYS[4] its deadlines; ARGV[1] owner,
@@ -393,11 +395,16 @@ public final class RedisScripts {
 
         /**
          * The branch of a release whose attempt does not hold the lock: the owner's claim, if it has one, ends, and
-         * so does its place in the queue, with a wake-up if the lock is free, so that the next in line looks again.
+         * so does its place in the queue, either with a wake-up if the lock is free, so that the next in line (or
+         * the waiters the claim kept from the free lock) look again.
          */
         static final String NOT_HELD = """
                   if KEYS[2] and redis.call('hget', KEYS[2], 'owner') == ARGV[1] then
                     redis.call('del', KEYS[2])
+                    if redis.call('exists', KEYS[1]) == 0 then
+                      -- waiters refused a free lock for the claim's sake would otherwise sleep out its life
+                      redis.call(ARGV[4] == 'sharded' and 'spublish' or 'publish', ARGV[3], 'released')
+                    end
                   end
                   if KEYS[3] and redis.call('exists', KEYS[3]) == 1 and redis.call('zrem', KEYS[3], ARGV[1]) == 1 then
                     redis.call('zrem', KEYS[4], ARGV[1])
@@ -458,6 +465,16 @@ public final class RedisScripts {
                     redis.call('pexpire', KEYS[6], ARGV[5])
                   end
                   return {math.max(ttl, 0)}""";
+
+        /**
+         * Whether the caller claims (ARGV[4]) with a ticket (ARGV[5]) older than the live claim's (KEYS[4]): the
+         * claim's turn, when it comes, is then the caller's, whose claim would take its place. A free lock refused to
+         * everyone but the claimant goes to such a caller at once: were it refused, it would take the claim and be
+         * answered the claim's remaining life, with nobody holding the lock to wake it sooner (a Redlock waiter
+         * whose claims a split vote had ended slept a third of its lease this way).
+         */
+        static final String OLDER = "ARGV[4] == 'claim' and tonumber(ARGV[5]) ~= nil"
+                + " and tonumber(ARGV[5]) < (tonumber(redis.call('hget', KEYS[4], 'at')) or 0)";
 
         /**
          * Claims the next turn (KEYS[4]) for the owner with its ticket ARGV[5] (see {@link #ACQUIRE}), marked as a
