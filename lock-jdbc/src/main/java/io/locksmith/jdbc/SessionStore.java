@@ -681,7 +681,11 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
     private void giveBack(Connection connection) {
         try {
             if (!connection.isClosed()) {
-                connection.rollback();
+                // a failed first use leaves the connection in autocommit, where Connector/J and pgjdbc refuse a
+                // rollback (Connector/J with SQLSTATE 08003, after which HikariCP evicts the connection)
+                if (!connection.getAutoCommit()) {
+                    connection.rollback();
+                }
                 table.resetSession(connection);
             }
         } catch (SQLException | RuntimeException e) {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.locksmith.DistributedLock;
+import io.locksmith.LockBackendException;
 import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
 import io.locksmith.jdbc.JdbcLockProviders.Mode;
@@ -14,6 +15,8 @@ import io.locksmith.tests.ExclusionChecker;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -181,6 +184,81 @@ class JdbcPoolSettingsTest {
         } catch (InvocationTargetException e) {
             throw e.getCause();
         }
+    }
+
+    // ---------------------------------------------------------------- a failed statement
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = JdbcTarget.class, names = {"MARIADB", "POSTGRES", "MYSQL_CONNECTOR_J"})
+    @DisplayName("a first use whose insert the database refuses fails with the database's reason, and its connection"
+            + " goes back without a failed call (a rollback in autocommit, which HikariCP answers with an eviction)")
+    void refusedFirstUseGivesItsConnectionBackUnharmed(JdbcTarget target) throws Exception {
+        for (Mode mode : Mode.values()) {
+            String table = TABLE + "_refusing_" + mode.name().toLowerCase();
+            HikariDataSource pool = target.pool(Duration.ofSeconds(5), 4);
+            closeAfter.add(pool);
+            List<String> failedCalls = new CopyOnWriteArrayList<>();
+            try (LockProvider provider = JdbcLockProviders.builder(recordingFailedCalls(pool, failedCalls))
+                    .mode(mode).table(table).options(options()).build()) {
+                DistributedLock known = provider.getLock("known");
+                assertThat(known.tryLock()).as("%s: tryLock() of a name whose row gets made", mode).isTrue();
+                known.unlock();
+                refuseInserts(target, table);
+
+                assertThatThrownBy(() -> provider.getLock("new").tryLock()).as("%s: tryLock() of a new name", mode)
+                        .isInstanceOf(LockBackendException.class)
+                        .hasMessageContaining("acquiring 'new'")
+                        .hasStackTraceContaining(REFUSAL);
+                assertThat(failedCalls).as("%s: connection calls that failed", mode).isEmpty();
+                assertThat(known.tryLock()).as("%s: tryLock() of the known name afterwards", mode).isTrue();
+                known.unlock();
+            } finally {
+                target.dropTable(table); // and its trigger
+                if (target == JdbcTarget.POSTGRES) {
+                    try (Connection admin = target.admin().getConnection(); Statement ddl = admin.createStatement()) {
+                        ddl.execute("DROP FUNCTION IF EXISTS " + table + "_refuse()");
+                    }
+                }
+            }
+            assertThat(failedCalls).as("%s: connection calls that failed", mode).isEmpty();
+        }
+    }
+
+    private static final String REFUSAL = "no new lock rows here";
+
+    /** Makes the database refuse every insert into {@code table}, as a trigger of the administrator's could. */
+    private static void refuseInserts(JdbcTarget target, String table) throws Exception {
+        try (Connection admin = target.admin().getConnection(); Statement ddl = admin.createStatement()) {
+            if (target == JdbcTarget.POSTGRES) {
+                ddl.execute("CREATE OR REPLACE FUNCTION " + table + "_refuse() RETURNS trigger LANGUAGE plpgsql AS"
+                        + " $$ BEGIN RAISE EXCEPTION '" + REFUSAL + "'; END $$");
+                ddl.execute("CREATE TRIGGER " + table + "_refuse BEFORE INSERT ON " + table
+                        + " FOR EACH ROW EXECUTE FUNCTION " + table + "_refuse()");
+            } else {
+                ddl.execute("CREATE TRIGGER " + table + "_refuse BEFORE INSERT ON " + table
+                        + " FOR EACH ROW SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = '" + REFUSAL + "'");
+            }
+        }
+    }
+
+    /** {@code pool}, recording each call on its connections that throws (the statements' own failures aside). */
+    private static DataSource recordingFailedCalls(DataSource pool, List<String> failedCalls) {
+        return (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(), new Class<?>[] {DataSource.class},
+                (proxy, method, args) -> {
+                    Object result = invoke(pool, method, args);
+                    if (!(result instanceof Connection connection) || !method.getName().equals("getConnection")) {
+                        return result;
+                    }
+                    return Proxy.newProxyInstance(Connection.class.getClassLoader(), new Class<?>[] {Connection.class},
+                            (c, m, a) -> {
+                                try {
+                                    return invoke(connection, m, a);
+                                } catch (SQLException e) {
+                                    failedCalls.add(m.getName() + ": " + e + " (SQLSTATE " + e.getSQLState() + ")");
+                                    throw e;
+                                }
+                            });
+                });
     }
 
     // ---------------------------------------------------------------- transaction-bound data sources
