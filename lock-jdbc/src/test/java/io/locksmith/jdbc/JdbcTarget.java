@@ -6,6 +6,7 @@ import io.locksmith.tests.servers.DatabaseServer;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.ResultSetMetaData;
 import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.sql.Statement;
@@ -163,6 +164,54 @@ enum JdbcTarget {
             server().killConnection(id);
         } catch (IllegalStateException alreadyGone) {
             // the server has no such connection any more
+        }
+    }
+
+    /**
+     * What the server shows of connection {@code id} and of the transactions it waits for, as rows of text: for a
+     * statement that runs longer than it should, to tell a lock wait (and whose) from a slow commit. Empty where
+     * the database shows nothing (H2).
+     */
+    List<String> serverView(long id) throws SQLException {
+        List<String> rows = new ArrayList<>();
+        try (Connection connection = admin().getConnection()) {
+            Dialect dialect = dialect(connection);
+            if (dialect == Dialect.POSTGRESQL) {
+                query(connection, rows, "SELECT 'waiting' AS who, pid, state, wait_event_type, wait_event,"
+                        + " now() - query_start AS running, pg_blocking_pids(pid) AS blockers, query FROM"
+                        + " pg_stat_activity WHERE pid = ?", id);
+                query(connection, rows, "SELECT 'blocker' AS who, pid, state, wait_event_type, wait_event, now() -"
+                        + " xact_start AS in_transaction, query FROM pg_stat_activity WHERE pid = ANY"
+                        + " (pg_blocking_pids(?))", id);
+            } else if (dialect == Dialect.MARIADB || dialect == Dialect.MYSQL) {
+                query(connection, rows, "SELECT 'waiting' AS who, ID, STATE, TIME_MS, INFO FROM"
+                        + " information_schema.PROCESSLIST WHERE ID = ?", id);
+                query(connection, rows, "SELECT 'blocker' AS who, b.trx_mysql_thread_id, b.trx_state,"
+                        + " b.trx_started, b.trx_rows_locked, b.trx_lock_structs, b.trx_query, l.lock_mode,"
+                        + " l.lock_type, l.lock_table, l.lock_index, l.lock_data FROM information_schema.INNODB_LOCK_WAITS"
+                        + " w JOIN information_schema.INNODB_TRX r ON r.trx_id = w.requesting_trx_id JOIN"
+                        + " information_schema.INNODB_TRX b ON b.trx_id = w.blocking_trx_id LEFT JOIN"
+                        + " information_schema.INNODB_LOCKS l ON l.lock_id = w.blocking_lock_id WHERE"
+                        + " r.trx_mysql_thread_id = ?", id);
+            }
+        }
+        return rows;
+    }
+
+    private static void query(Connection connection, List<String> rows, String sql, long id) throws SQLException {
+        try (PreparedStatement query = connection.prepareStatement(sql)) {
+            query.setLong(1, id);
+            try (ResultSet result = query.executeQuery()) {
+                ResultSetMetaData meta = result.getMetaData();
+                while (result.next()) {
+                    StringBuilder row = new StringBuilder();
+                    for (int i = 1; i <= meta.getColumnCount(); i++) {
+                        row.append(i == 1 ? "" : ", ").append(meta.getColumnLabel(i)).append('=')
+                                .append(result.getString(i));
+                    }
+                    rows.add(row.toString());
+                }
+            }
         }
     }
 

@@ -10,9 +10,15 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.WeakHashMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
 
@@ -31,6 +37,14 @@ final class TrackedDataSource {
     private static final Set<String> COUNTED_CONNECTION_METHODS = Set.of("commit", "rollback", "isValid");
     private static final Set<String> STATEMENT_FACTORIES = Set.of("createStatement", "prepareStatement",
             "prepareCall");
+
+    /** A statement that waits for no lock and runs this long gets the server's view (see {@link SlowWatch}). */
+    private static final long SLOW_NANOS = TimeUnit.MILLISECONDS.toNanos(600);
+    private static final ScheduledExecutorService WATCH = Executors.newSingleThreadScheduledExecutor(task -> {
+        Thread thread = new Thread(task, "slow-statement-watch");
+        thread.setDaemon(true);
+        return thread;
+    });
 
     private final JdbcTarget target;
     private final Map<Connection, Long> ids = Collections.synchronizedMap(new WeakHashMap<>());
@@ -86,14 +100,85 @@ final class TrackedDataSource {
         Object result = invoke(connection, method, args);
         if (result instanceof Statement statement && STATEMENT_FACTORIES.contains(method.getName())) {
             Class<?> type = method.getReturnType();
+            String prepared = method.getName().startsWith("prepare") ? (String) args[0] : null;
+            Long id = ids.get(((Connection) connection).unwrap(Connection.class));
             return proxy(type, statement, (target, m, a) -> {
-                if (COUNTED_STATEMENT_METHODS.contains(m.getName())) {
-                    ROUND_TRIPS.incrementAndGet();
+                if (!COUNTED_STATEMENT_METHODS.contains(m.getName())) {
+                    return invoke(target, m, a);
                 }
-                return invoke(target, m, a);
+                ROUND_TRIPS.incrementAndGet();
+                String sql = prepared != null ? prepared : a != null && a.length > 0 && a[0] instanceof String s ? s
+                        : null;
+                if (id == null || sql == null || waitsForLocks(sql)) {
+                    return invoke(target, m, a);
+                }
+                SlowWatch watch = new SlowWatch(id, sql);
+                try {
+                    return invoke(target, m, a);
+                } catch (SQLException e) {
+                    watch.report(e);
+                    throw e;
+                } finally {
+                    watch.cancel();
+                }
             });
         }
         return result;
+    }
+
+    /** Locking reads wait for holders by design; every other statement of the stores is short. */
+    private static boolean waitsForLocks(String sql) {
+        String upper = sql.toUpperCase(Locale.ROOT);
+        return upper.contains("FOR UPDATE") || upper.contains("FOR SHARE") || upper.contains("LOCK IN SHARE MODE");
+    }
+
+    /**
+     * Looks at the server once a statement that waits for nobody has run for {@link #SLOW_NANOS}: what its
+     * connection waits for and who holds that. A statement that then fails carries the view as a suppressed
+     * exception, so that a timeout in a test says whether it was a lock wait (and whose) or a slow server.
+     */
+    private final class SlowWatch {
+        private final long start = System.nanoTime();
+        private final String sql;
+        private final CompletableFuture<List<String>> view = new CompletableFuture<>();
+        private final ScheduledFuture<?> look;
+
+        SlowWatch(long id, String sql) {
+            this.sql = sql;
+            this.look = WATCH.schedule(() -> {
+                try {
+                    view.complete(target.serverView(id));
+                } catch (SQLException | RuntimeException e) {
+                    view.complete(List.of("(could not look: " + e + ")"));
+                }
+            }, SLOW_NANOS, TimeUnit.NANOSECONDS);
+        }
+
+        void report(SQLException failure) {
+            if (System.nanoTime() - start < SLOW_NANOS) {
+                return;
+            }
+            List<String> rows;
+            try {
+                rows = view.get(5, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                rows = List.of("(no view: " + e + ")");
+            }
+            failure.addSuppressed(new SlowStatement("ran " + (System.nanoTime() - start) / 1_000_000 + " ms: " + sql
+                    + "; after " + TimeUnit.NANOSECONDS.toMillis(SLOW_NANOS) + " ms the server showed "
+                    + (rows.isEmpty() ? "nothing of it" : String.join(" | ", rows))));
+        }
+
+        void cancel() {
+            look.cancel(false);
+        }
+    }
+
+    /** The server's view of a slow statement, attached to its failure. */
+    private static final class SlowStatement extends Exception {
+        SlowStatement(String message) {
+            super(message, null, false, false);
+        }
     }
 
     @FunctionalInterface
