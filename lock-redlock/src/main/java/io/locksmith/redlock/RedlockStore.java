@@ -151,10 +151,14 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
 
     @Override
     public Hold newHold(String name, String owner) {
-        // every node uses the same namespace, so one node's record of the keys and the owner serves them all: the
-        // keys are encoded once per acquisition run, not once per node
+        // The keys are encoded once per acquisition run, not once per node (every node uses the same namespace);
+        // what a node tells the run, its ticket there, is kept per node: a ticket is a number of that node's
+        // counter, and one sent to another node would judge seniority there by a number of another counter.
         RedisNodeStore.Hold[] onNode = new RedisNodeStore.Hold[nodes.size()];
-        Arrays.fill(onNode, nodes.get(0).store().newHold(name, owner));
+        onNode[0] = nodes.get(0).store().newHold(name, owner);
+        for (int i = 1; i < onNode.length; i++) {
+            onNode[i] = nodes.get(i).store().copyOf(onNode[0]);
+        }
         return new Hold(name, owner, onNode);
     }
 
@@ -174,8 +178,12 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
     @Override
     public Hold newSharedHold(String name, String owner, Hold ownWrite) {
         RedisNodeStore.Hold[] onNode = new RedisNodeStore.Hold[nodes.size()];
-        Arrays.fill(onNode, nodes.get(0).store().newSharedHold(name, owner,
-                ownWrite == null ? null : ownWrite.onNode[0]));
+        for (int i = 0; i < onNode.length; i++) {
+            RedisNodeStore store = nodes.get(i).store();
+            // a downgrade marks the write hold on each node, to be released there as one of the readers
+            onNode[i] = ownWrite != null ? store.newSharedHold(name, owner, ownWrite.onNode[i])
+                    : i == 0 ? store.newSharedHold(name, owner, null) : store.copyOf(onNode[0]);
+        }
         return new Hold(name, owner, onNode);
     }
 

@@ -68,6 +68,24 @@ public final class RedisHold implements RedisNodeStore.Hold {
         this.releaseKeys = List.of(lockKey, claimKey, queueKey, deadlinesKey);
     }
 
+    /**
+     * The same run for another server: the encoded keys and arguments shared, the attempt, ticket and downgrade
+     * of its own (see {@link RedisNodeStore#copyOf}).
+     */
+    RedisHold(RedisHold run) {
+        this.name = run.name;
+        this.owner = run.owner;
+        this.shared = run.shared;
+        this.ownWriteArg = run.ownWriteArg;
+        this.lock = run.lock;
+        this.lockKey = run.lockKey;
+        this.cancelledKey = run.cancelledKey;
+        this.channel = run.channel;
+        this.ownerArg = run.ownerArg;
+        this.acquireKeys = run.acquireKeys;
+        this.releaseKeys = run.releaseKeys;
+    }
+
     /** A script argument as Jedis sends a string: UTF-8. */
     static byte[] bytes(String text) {
         return text.getBytes(StandardCharsets.UTF_8);

@@ -52,11 +52,21 @@ public interface RedisNodeStore extends AutoCloseable {
     void setPermitRecord(String name, String record);
 
     /**
-     * The record of a new acquisition run of {@code name} by {@code owner}; no I/O. It holds only the run's keys
-     * and owner id, so it serves every node store of the same namespace (Redlock makes one for all its servers);
-     * the calls that take it name the round they act on through an {@link Attempt}.
+     * The record of a new acquisition run of {@code name} by {@code owner}; no I/O. It holds the run's keys and
+     * owner id, which serve every node store of the same namespace, and what one server told the run (its ticket
+     * there); the calls that take it name the round they act on through an {@link Attempt}. Redlock makes one per
+     * run and a {@link #copyOf} of it for each further server.
      */
     Hold newHold(String name, String owner);
+
+    /**
+     * A record of the same run as {@code hold} for another server of the same namespace: the keys and owner id
+     * encoded once are shared, what a server tells the run (its ticket, whose numbers are that server's counter)
+     * is kept apart; no I/O.
+     */
+    default Hold copyOf(Hold hold) {
+        return new RedisHold((RedisHold) hold);
+    }
 
     /**
      * The record of a new <em>read</em> run of {@code name} by {@code owner}, as {@link LockStore#newSharedHold}:
