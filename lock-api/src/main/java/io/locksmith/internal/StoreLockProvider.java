@@ -539,8 +539,9 @@ public final class StoreLockProvider<H> implements LockProvider {
             pause = holderLeft;
         } else if (outcome.isClaimed()) {
             // the next turn is ours: once the holders have had theirs the lock waits for this run alone, idle until
-            // it looks again, so look again soon: from a quarter of the shortest backoff, growing to it while the
-            // claim lasts, so that a long hold is not polled faster than by any other waiter
+            // it looks again, so look again soon: from a quarter of the shortest backoff (a tenth once the store says
+            // the turn is the next one), growing to it while the claim lasts, so that a long hold is not polled
+            // faster than by any other waiter
             boolean nextTurn = outcome.isNextTurn();
             if (newClaim || run.claimPolls == null || nextTurn != run.nextTurn) {
                 long min = options.minBackoff().toNanos();

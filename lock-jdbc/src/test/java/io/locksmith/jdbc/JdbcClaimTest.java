@@ -18,6 +18,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -294,7 +295,12 @@ class JdbcClaimTest {
         Object claimantRun = claimant(waiters, "b.1");
         Timestamp claimed = target.claimUntil(TABLE, namespace, NAME);
 
-        Thread.sleep(5); // the database clock moves on: a claim written again now would end later
+        // the database clock moves on (by a microsecond at least): a claim written again now would end later
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!target.claimWrittenNowEndsLater(TABLE, namespace, NAME, LEASE)) {
+            assertThat(System.nanoTime() - deadline).as("the database clock has moved on since the claim").isNegative();
+            Thread.onSpinWait();
+        }
         Acquisition look = waiters.tryAcquire(claimantRun, LEASE, Duration.ZERO, WAITS);
         assertThat(look.isClaimed()).as("the claimant's next look: %s", look).isTrue();
         assertThat(look.holderToken()).as("the look read the latest grant's token").isEqualTo(holderToken);

@@ -369,6 +369,23 @@ enum JdbcTarget {
         }
     }
 
+    /**
+     * Whether a claim written now for {@code lease} would end later than the lock's claim does: the database clock
+     * has moved on since the claim was written for that lease.
+     */
+    boolean claimWrittenNowEndsLater(String table, String namespace, String name, Duration lease)
+            throws SQLException {
+        try (Connection connection = admin().getConnection();
+             PreparedStatement select = connection.prepareStatement("SELECT 1 FROM " + table
+                     + " WHERE lock_key = ? AND claim_until < " + dialect(connection).nowPlusMicros())) {
+            select.setBytes(1, LockTable.key(namespace, name));
+            select.setLong(2, Dialect.micros(lease));
+            try (ResultSet row = select.executeQuery()) {
+                return row.next();
+            }
+        }
+    }
+
     /** Whether the claim on a lease-mode lock has lapsed by the database clock (true if there is none). */
     boolean claimLapsed(String table, String namespace, String name) throws SQLException {
         try (Connection connection = admin().getConnection();
