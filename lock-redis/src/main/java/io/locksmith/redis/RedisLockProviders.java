@@ -22,8 +22,8 @@ import redis.clients.jedis.UnifiedJedis;
  *         .build();
  * }</pre>
  *
- * <p>Any {@link UnifiedJedis} works: {@code RedisClient}, {@code RedisClusterClient}, {@code JedisPooled},
- * {@code JedisCluster}. The provider uses the client's own timeouts and pool, so give the client socket and
+ * <p>Any {@link UnifiedJedis} works: {@code RedisClient}, {@code RedisClusterClient}, {@code JedisCluster}, and
+ * {@code JedisPooled} on Jedis 7. The provider uses the client's own timeouts and pool, so give the client socket and
  * connection timeouts no longer than {@link LockOptions#operationTimeout()}, a pool wait no longer than that
  * either, and room in the pool for one long-lived subscriber connection (taken while a thread waits for a lock).
  * The provider does not close the client; close the provider first, then the client.

@@ -68,7 +68,7 @@ class RedisPipeliningTest {
     @DisplayName("closing the store gives back the connections its pipelined calls kept")
     void closeReturnsSpareConnections() {
         LockOptions options = LockOptions.builder().namespace(TestRedis.freshNamespace()).build();
-        try (redis.clients.jedis.JedisPooled client = new redis.clients.jedis.JedisPooled(server.host(),
+        try (redis.clients.jedis.RedisClient client = redis.clients.jedis.RedisClient.create(server.host(),
                 server.port())) {
             RedisLockStore store = new RedisLockStore(client, server.toString(), options, () -> { }, null);
             for (int i = 0; i < 3; i++) {

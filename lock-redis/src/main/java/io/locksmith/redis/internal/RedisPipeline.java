@@ -4,10 +4,11 @@ import java.net.ConnectException;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import redis.clients.jedis.BuilderFactory;
 import redis.clients.jedis.CommandArguments;
 import redis.clients.jedis.Connection;
-import redis.clients.jedis.JedisPooled;
 import redis.clients.jedis.Protocol;
 import redis.clients.jedis.RedisClient;
 import redis.clients.jedis.UnifiedJedis;
@@ -25,6 +26,7 @@ import redis.clients.jedis.util.Pool;
  */
 public final class RedisPipeline {
 
+    private static final Logger log = LoggerFactory.getLogger(RedisPipeline.class);
     private static final int SPARE_CONNECTIONS = 2;
     private static final int MIN_POOL_FOR_SPARES = 8;
 
@@ -55,13 +57,28 @@ public final class RedisPipeline {
             if (jedis instanceof RedisClient client) {
                 return client.getPool();
             }
-            if (jedis instanceof JedisPooled client) {
-                return client.getPool();
-            }
+            return poolOfJedisPooled(jedis);
         } catch (ClassCastException notPooled) {
             // a client over a connection provider of its own: calls are not pipelined
         }
         return null;
+    }
+
+    /**
+     * The pool of a {@code JedisPooled}, the single-server client of Jedis 7 and earlier, which Jedis 8 removed:
+     * reached through its public {@code getPool()} without naming the class, so that this code runs on both.
+     */
+    @SuppressWarnings("unchecked")
+    private static Pool<Connection> poolOfJedisPooled(UnifiedJedis jedis) {
+        if (!jedis.getClass().getName().equals("redis.clients.jedis.JedisPooled")) {
+            return null;
+        }
+        try {
+            Object pool = jedis.getClass().getMethod("getPool").invoke(jedis);
+            return pool instanceof Pool<?> p ? (Pool<Connection>) p : null;
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return null; // not pooled after all: calls are not pipelined
+        }
     }
 
     /** Sends {@code EVALSHA} of {@code script} on a connection of its own; never throws. */
@@ -90,7 +107,7 @@ public final class RedisPipeline {
         } catch (JedisConnectionException e) {
             call.failure = e;
             call.maybeSent = !causedBy(e, ConnectException.class);
-            call.connection.close();
+            closeQuietly(call.connection);
             call.connection = null;
         }
         return call;
@@ -131,7 +148,21 @@ public final class RedisPipeline {
                 }
             }
         }
-        connection.close();
+        closeQuietly(connection);
+    }
+
+    /**
+     * Gives {@code connection} back to its pool, never throwing. Returning a broken connection can fail: Jedis 8's
+     * pool opens a replacement right there, which fails while the server is down or paused. Thrown from where a
+     * call's connection is given back, that failure hid the call's own (a lost answer) and passed for a call that
+     * never ran, so an acquisition the server ran later was not cancelled and its key outlived every client.
+     */
+    private static void closeQuietly(Connection connection) {
+        try {
+            connection.close();
+        } catch (RuntimeException e) {
+            log.debug("giving a connection back to the pool failed: {}", e.toString());
+        }
     }
 
     /** Gives every spare connection back to the pool, and every one given back later. */
@@ -156,7 +187,7 @@ public final class RedisPipeline {
         for (int i = 0; i < spare.length(); i++) {
             Connection c = spare.getAndSet(i, null);
             if (c != null) {
-                c.close();
+                closeQuietly(c);
             }
         }
     }
