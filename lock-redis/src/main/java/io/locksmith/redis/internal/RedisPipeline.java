@@ -44,8 +44,8 @@ public final class RedisPipeline {
     }
 
     /**
-     * Pipelined calls over the connection pool of {@code jedis}, a single-server client, or null if it has none
-     * (a client over a connection provider of its own).
+     * Pipelined calls over the connection pool of {@code jedis}, a {@code RedisClient}, or null for any other
+     * client (one over a connection provider of its own, or Jedis 7's {@code JedisPooled}, which Jedis 8 removed).
      */
     public static RedisPipeline over(UnifiedJedis jedis) {
         Pool<Connection> pool = poolOf(jedis);
@@ -57,28 +57,10 @@ public final class RedisPipeline {
             if (jedis instanceof RedisClient client) {
                 return client.getPool();
             }
-            return poolOfJedisPooled(jedis);
         } catch (ClassCastException notPooled) {
             // a client over a connection provider of its own: calls are not pipelined
         }
         return null;
-    }
-
-    /**
-     * The pool of a {@code JedisPooled}, the single-server client of Jedis 7 and earlier, which Jedis 8 removed:
-     * reached through its public {@code getPool()} without naming the class, so that this code runs on both.
-     */
-    @SuppressWarnings("unchecked")
-    private static Pool<Connection> poolOfJedisPooled(UnifiedJedis jedis) {
-        if (!jedis.getClass().getName().equals("redis.clients.jedis.JedisPooled")) {
-            return null;
-        }
-        try {
-            Object pool = jedis.getClass().getMethod("getPool").invoke(jedis);
-            return pool instanceof Pool<?> p ? (Pool<Connection>) p : null;
-        } catch (ReflectiveOperationException | RuntimeException e) {
-            return null; // not pooled after all: calls are not pipelined
-        }
     }
 
     /** Sends {@code EVALSHA} of {@code script} on a connection of its own; never throws. */
