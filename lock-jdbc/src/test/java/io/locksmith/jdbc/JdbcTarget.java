@@ -426,11 +426,20 @@ enum JdbcTarget {
 
     /** Drops {@code table} and its token counter. */
     void dropTable(String table) throws SQLException {
+        dropTable(table, "");
+    }
+
+    /** Drops {@code table} as {@link #dropTable} does where it exists: what a killed earlier run left behind. */
+    void dropTableIfExists(String table) throws SQLException {
+        dropTable(table, "IF EXISTS ");
+    }
+
+    private void dropTable(String table, String ifExists) throws SQLException {
         try (Connection connection = admin().getConnection();
              Statement drop = connection.createStatement()) {
-            drop.execute("DROP TABLE " + table);
+            drop.execute("DROP TABLE " + ifExists + table);
             drop.execute("DROP TABLE IF EXISTS " + table + "_readers");
-            drop.execute(dropTokenCounter(connection, table));
+            drop.execute(dropTokenCounter(connection, ifExists + table));
         }
     }
 
@@ -438,7 +447,10 @@ enum JdbcTarget {
         return Dialect.detect(connection);
     }
 
-    /** The statement dropping {@code table}'s token counter: a table on MySQL and MariaDB, a sequence elsewhere. */
+    /**
+     * The statement dropping {@code table}'s token counter: a table on MySQL and MariaDB, a sequence elsewhere;
+     * {@code table} may begin with {@code IF EXISTS}.
+     */
     static String dropTokenCounter(Connection connection, String table) throws SQLException {
         Dialect dialect = dialect(connection);
         return (dialect == Dialect.MARIADB || dialect == Dialect.MYSQL ? "DROP TABLE " : "DROP SEQUENCE ") + table
