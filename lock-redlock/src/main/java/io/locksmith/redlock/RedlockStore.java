@@ -12,12 +12,14 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Set;
 import java.util.StringJoiner;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
@@ -106,6 +108,8 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
     private final AutoCloseable owned;
     private final AtomicLong attempts = new AtomicLong();
     private final AtomicLong splitVotes = new AtomicLong();
+    /** The waiters' wake-ups by the machinery's callback ({@link #subscribe}). */
+    private final Map<Runnable, QuorumWakeUp> wakeUps = new ConcurrentHashMap<>();
 
     /** One Redis master: the Redis backend's store over it and the client it uses. */
     record Node(String address, RedisNodeStore store, UnifiedJedis client) {
@@ -191,6 +195,21 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
 
     @Override
     public Acquisition tryAcquire(Hold hold, Duration lease, Duration wait, Runnable wakeUp) {
+        boolean[] answeredBusy = new boolean[nodes.size()];
+        QuorumWakeUp wakeUps = wakeUp != null ? this.wakeUps.get(wakeUp) : null;
+        if (wakeUps == null) {
+            return acquire(hold, lease, wakeUp, answeredBusy);
+        }
+        wakeUps.roundStarting();
+        try {
+            return acquire(hold, lease, wakeUp, answeredBusy);
+        } finally {
+            wakeUps.roundEnded(answeredBusy);
+        }
+    }
+
+    /** One round; marks in {@code answeredBusy} the nodes that answered it busy. */
+    private Acquisition acquire(Hold hold, Duration lease, Runnable wakeUp, boolean[] answeredBusy) {
         String name = hold.name;
         long attempt = attempts.incrementAndGet();
         long leaseNanos = lease.toNanos();
@@ -207,7 +226,6 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
         long minBusy = Long.MAX_VALUE;
         int busy = 0;
         int claimed = 0;
-        boolean[] answeredBusy = new boolean[nodes.size()];
         for (int i = 0; i < nodes.size(); i++) {
             Acquisition a = round.value(i);
             if (a == null) {
@@ -555,17 +573,108 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
         }
     }
 
-    /** Any node's release message wakes the waiter. */
+    /**
+     * The nodes' release messages wake the waiter once they may have freed a quorum ({@link QuorumWakeUp}): one
+     * release publishes on every node, and a round started by the first message would find the others still
+     * held, while the messages arriving during it would start another round at once.
+     */
     @Override
     public Subscription subscribe(String name, Runnable onRelease) {
+        QuorumWakeUp wakeUp = new QuorumWakeUp(nodes.size(), quorum, onRelease);
         List<Subscription> subscriptions = new ArrayList<>(nodes.size());
-        for (Node node : nodes) {
-            Subscription s = node.store().subscribe(name, onRelease);
+        for (int i = 0; i < nodes.size(); i++) {
+            int node = i;
+            Subscription s = nodes.get(i).store().subscribe(name, () -> wakeUp.released(node));
             if (s != null) {
                 subscriptions.add(s);
+            } else {
+                wakeUp.pushesNothing(node);
             }
         }
-        return () -> subscriptions.forEach(Subscription::close);
+        // the machinery passes the same callback to its rounds (tryAcquire's wakeUp), which tell it what they saw
+        wakeUps.put(onRelease, wakeUp);
+        return () -> {
+            wakeUps.remove(onRelease, wakeUp);
+            subscriptions.forEach(Subscription::close);
+        };
+    }
+
+    /**
+     * Wakes one waiter when the nodes' release messages may have freed a quorum, rather than at each node's message
+     * of the same release. A node counts as possibly free unless it answered the waiter's last round busy and has
+     * published no release since that round began (so a release that reached a node after the round's call there
+     * is never missed); a node that granted, did not answer, or pushes nothing always counts as possibly free. So the
+     * waiter is woken whenever the lock may be free, as far as messages tell: expiries, which publish nothing, are
+     * left to the machinery's timed re-check, as before. Messages that arrive during a round are judged when it
+     * ends, against what it saw. A callback that no round has reported on (before the first) wakes at every message.
+     */
+    static final class QuorumWakeUp {
+        private final int quorum;
+        private final Runnable wakeUp;
+        /** Answered the last round busy. */
+        private final boolean[] busy;
+        /** Published a release since the last round began. */
+        private final boolean[] heard;
+        /** Cannot push; counts as possibly free. */
+        private final boolean[] silent;
+        private boolean inRound;
+
+        QuorumWakeUp(int nodes, int quorum, Runnable wakeUp) {
+            this.quorum = quorum;
+            this.wakeUp = wakeUp;
+            this.busy = new boolean[nodes];
+            this.heard = new boolean[nodes];
+            this.silent = new boolean[nodes];
+        }
+
+        /** Node {@code node} published a release (or its connection came back, which may have missed one). */
+        void released(int node) {
+            boolean wake;
+            synchronized (this) {
+                heard[node] = true;
+                wake = !inRound && possiblyFree() >= quorum;
+            }
+            if (wake) {
+                wakeUp.run();
+            }
+        }
+
+        synchronized void pushesNothing(int node) {
+            silent[node] = true;
+        }
+
+        /** A round is about to call the nodes: what they published before counts in its answers. */
+        synchronized void roundStarting() {
+            inRound = true;
+            Arrays.fill(heard, false);
+        }
+
+        /** The round is over; {@code answeredBusy} marks the nodes that answered it busy. */
+        void roundEnded(boolean[] answeredBusy) {
+            boolean wake;
+            synchronized (this) {
+                inRound = false;
+                System.arraycopy(answeredBusy, 0, busy, 0, busy.length);
+                boolean anyHeard = false;
+                for (boolean h : heard) {
+                    anyHeard |= h;
+                }
+                wake = anyHeard && possiblyFree() >= quorum;
+            }
+            if (wake) {
+                wakeUp.run();
+            }
+        }
+
+        private int possiblyFree() {
+            int free = 0;
+            for (int i = 0; i < busy.length; i++) {
+                if (!busy[i] || heard[i] || silent[i]) {
+                    free++;
+                }
+            }
+            return free;
+        }
     }
 
     @Override
