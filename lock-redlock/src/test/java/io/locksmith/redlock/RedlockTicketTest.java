@@ -27,13 +27,10 @@ class RedlockTicketTest {
         LockOptions options = LockOptions.builder().namespace(namespace).leaseTime(Duration.ofSeconds(30))
                 .operationTimeout(Duration.ofSeconds(1)).build();
         // held on every master by somebody else; master 0's counter far ahead of the others'
+        TestNodes.heldByIntruder(3, keys, name);
         for (int i = 0; i < 3; i++) {
             String counter = i == 0 ? "1000" : "5";
-            TestNodes.call(i, jedis -> {
-                jedis.hset(keys.lock(name), "intruder", "1");
-                jedis.pexpire(keys.lock(name), 60_000);
-                return jedis.set(keys.fence(name), counter);
-            });
+            TestNodes.call(i, jedis -> jedis.set(keys.fence(name), counter));
         }
         try (TestNodes.Opened opened = TestNodes.open(3, options, Duration.ofMillis(500))) {
             RedlockStore store = opened.store();

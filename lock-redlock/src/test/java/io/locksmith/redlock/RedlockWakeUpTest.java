@@ -30,12 +30,7 @@ class RedlockWakeUpTest {
         String name = "quorum-wake-up";
         LockOptions options = LockOptions.builder().namespace(namespace).leaseTime(Duration.ofSeconds(30))
                 .operationTimeout(Duration.ofSeconds(1)).build();
-        for (int i = 0; i < 3; i++) {
-            TestNodes.call(i, jedis -> {
-                jedis.hset(keys.lock(name), "intruder", "1");
-                return jedis.pexpire(keys.lock(name), 60_000);
-            });
-        }
+        TestNodes.heldByIntruder(3, keys, name);
         try (TestNodes.Opened opened = TestNodes.open(3, options, Duration.ofMillis(500))) {
             RedlockStore store = opened.store();
             Semaphore woken = new Semaphore(0);

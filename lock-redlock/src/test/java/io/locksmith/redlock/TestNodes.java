@@ -128,6 +128,16 @@ final class TestNodes {
         }
     }
 
+    /** Makes the first {@code count} masters hold {@code name} for another owner ("intruder") for a minute. */
+    static void heldByIntruder(int count, RedisKeys keys, String name) {
+        for (int i = 0; i < count; i++) {
+            call(i, jedis -> {
+                jedis.hset(keys.lock(name), "intruder", "1");
+                return jedis.pexpire(keys.lock(name), 60_000);
+            });
+        }
+    }
+
     static <T> T call(int i, Function<Jedis, T> command) {
         RedisServer server = server(i);
         DefaultJedisClientConfig config = DefaultJedisClientConfig.builder()
