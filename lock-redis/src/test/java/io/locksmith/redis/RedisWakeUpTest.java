@@ -7,12 +7,15 @@ import io.locksmith.LockOptions;
 import io.locksmith.LockProvider;
 import io.locksmith.redis.internal.RedisHold;
 import io.locksmith.redis.internal.RedisKeys;
+import io.locksmith.redis.internal.RedisLockStore;
+import io.locksmith.spi.LockStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -160,5 +163,31 @@ class RedisWakeUpTest {
                 () -> REDIS.admin().subscribers(keys.channel("dropped")) == 1);
         held.unlock();
         waiter.get(BOUND.toSeconds(), TimeUnit.SECONDS);
+    }
+
+    @Test
+    @DisplayName("a subscription the server confirms only after the subscriber stopped waiting wakes its listener then,"
+            + " since a look made meanwhile may have missed a release")
+    void lateConfirmationWakesTheListener() throws Exception {
+        LockOptions quick = options.toBuilder().operationTimeout(Duration.ofMillis(200)).build();
+        try (RedisLockStore store = TestRedis.store(REDIS.server(), quick)) {
+            LockStore.Subscription running = store.subscribe("late-first", () -> { });
+            Await.until("the subscriber's connection runs", BOUND,
+                    () -> REDIS.admin().subscribers(keys.channel("late-first")) == 1);
+            Semaphore woken = new Semaphore(0);
+            LockStore.Subscription late;
+            REDIS.server().pause();
+            try {
+                // frozen, the server cannot confirm it: subscribe() gives up after the 200 ms operation timeout
+                late = store.subscribe("late", woken::release);
+            } finally {
+                REDIS.server().resume();
+            }
+            assertThat(woken.tryAcquire(BOUND.toSeconds(), TimeUnit.SECONDS))
+                    .as("the listener is woken once the server has confirmed the subscription").isTrue();
+            assertThat(REDIS.admin().subscribers(keys.channel("late"))).isEqualTo(1);
+            late.close();
+            running.close();
+        }
     }
 }

@@ -33,7 +33,8 @@ import redis.clients.jedis.UnifiedJedis;
  * has already gone back to the pool.
  *
  * <p>A subscription waits until the server confirms it (bounded by the operation timeout), so the waiter's
- * next attempt cannot miss a release published after that attempt. When the connection breaks (server
+ * next attempt cannot miss a release published after that attempt; one the server confirms only after that bound
+ * wakes the channel's listeners when it does, since an attempt made meanwhile may have missed a release. When the connection breaks (server
  * restarted, killed or dropping clients) every listener is woken, so that waiters find out at once whether the
  * server still answers; the thread reconnects with backoff, subscribes again to every channel still wanted, and
  * wakes every listener once more, since releases may have gone unheard meanwhile. Messages that are missed
@@ -63,6 +64,8 @@ final class RedisWakeups implements RedisSubscriber {
     private final Set<String> requested = new HashSet<>();
     /** Channels the server confirmed on the current connection. */
     private final Set<String> confirmed = new HashSet<>();
+    /** Channels a subscriber stopped waiting for the server to confirm: their confirmation wakes their listeners. */
+    private final Set<String> unconfirmed = new HashSet<>();
     private State state = State.IDLE;
     private Thread thread;
     private long failures;
@@ -149,7 +152,10 @@ final class RedisWakeups implements RedisSubscriber {
                     && state != State.CLOSED && listeners.containsKey(channel)) {
                 long remaining = deadline - System.nanoTime();
                 if (remaining <= 0) {
-                    log.debug("{}: subscription to {} not confirmed within {} ms; relying on timed re-checks",
+                    // the caller's next look may come before the server subscribes, and miss a release then:
+                    // the confirmation, when it comes, wakes the channel's listeners
+                    unconfirmed.add(channel);
+                    log.debug("{}: subscription to {} not confirmed within {} ms; its listeners are woken when it is",
                             address, channel, TimeUnit.NANOSECONDS.toMillis(confirmNanos));
                     break;
                 }
@@ -460,14 +466,18 @@ final class RedisWakeups implements RedisSubscriber {
 
     private void confirmedByServer(String channel) {
         boolean wakeAll;
+        boolean late;
         lock.lock();
         try {
             wakeAll = onConfirmed(channel);
+            late = unconfirmed.remove(channel);
         } finally {
             lock.unlock();
         }
         if (wakeAll) {
             wakeAll();
+        } else if (late) {
+            deliver(channel);
         }
     }
 
