@@ -34,11 +34,12 @@ import redis.clients.jedis.UnifiedJedis;
  *
  * <p>A subscription waits until the server confirms it (bounded by the operation timeout), so the waiter's
  * next attempt cannot miss a release published after that attempt; one the server confirms only after that bound
- * wakes the channel's listeners when it does, since an attempt made meanwhile may have missed a release. When the connection breaks (server
- * restarted, killed or dropping clients) every listener is woken, so that waiters find out at once whether the
- * server still answers; the thread reconnects with backoff, subscribes again to every channel still wanted, and
- * wakes every listener once more, since releases may have gone unheard meanwhile. Messages that are missed
- * anyway cost a waiter at most the holder's remaining lease: the machinery re-checks by then.
+ * wakes the channel's listeners when it does, since an attempt made meanwhile may have missed a release. When the
+ * connection breaks (server restarted, killed or dropping clients) every listener is woken, so that waiters find
+ * out at once whether the server still answers; the thread reconnects with backoff, subscribes again to every
+ * channel still wanted, and wakes every listener once more, since releases may have gone unheard meanwhile.
+ * Messages that are missed anyway cost a waiter at most the holder's remaining lease: the machinery re-checks by
+ * then.
  */
 final class RedisWakeups implements RedisSubscriber {
 
