@@ -298,6 +298,17 @@ abstract class Dialect {
     }
 
     /**
+     * A waiter's attempt in one statement where the database can: the acquisition of {@link #acquireSql}, and if
+     * it takes nothing, the row as the query {@code look} (ending in its WHERE clause) reads it. One row of (new
+     * token, -1, 0, 0, 0) if it took the row, of {@code look}'s columns if it did not, none if the row is missing;
+     * binds as {@link #acquireSql}, then as {@code look}. Null where the database cannot (the default): the waiter
+     * reads first and takes only a row it found free.
+     */
+    String acquireOrLookSql(String table, boolean readers, String look) {
+        return null;
+    }
+
+    /**
      * The update {@code update} writes around the SQL expression of the row's new token, made into a statement
      * that returns that token: see {@link #tokenIsGeneratedKey}.
      */

@@ -68,6 +68,12 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
 
     /** The longest PostgreSQL channel name (NAMEDATALEN - 1). */
     private static final int MAX_CHANNEL_LENGTH = 63;
+    /**
+     * How long a waiter sleeps at most, on PostgreSQL, while another run's claim lives: the releases before the
+     * claimant's turn wake the claimant alone, so a claimant that died with its claim must not leave the others
+     * asleep on a free lock until the holder's lease would end.
+     */
+    static final Duration UNCLAIMED_RECHECK = Duration.ofSeconds(1);
 
     private final LockTable table;
     private final String namespace;
@@ -75,7 +81,8 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
     private final String channel;
     /** Guards {@link #listener} and {@link #closed}. */
     private final ReentrantLock listenerLock = new ReentrantLock();
-    private ReleaseListener listener;
+    /** Written under {@link #listenerLock}; read without it by the attempts, to tell it their owner id. */
+    private volatile ReleaseListener listener;
     private boolean closed;
 
     LeaseStore(LockTable table, String namespace) {
@@ -119,6 +126,12 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
     @Override
     public Acquisition tryAcquire(LeaseHold hold, Duration lease, Duration wait, Runnable wakeUp) {
         long start = System.nanoTime();
+        if (wakeUp != null) {
+            ReleaseListener heard = listener;
+            if (heard != null) {
+                heard.waitingAs(wakeUp, hold.owner);
+            }
+        }
         Connection connection = null;
         try {
             try {
@@ -147,9 +160,17 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
                 token = table.upsertReaderThenReadAcquire(connection, hold.key, hold.owner, hold.ownWrite, lease);
             } else if (hold.ticket != Long.MAX_VALUE) {
                 // a run that has found the lock busy looks before it takes: while the lock is held, and most looks
-                // of a waiter find it held, the look is one read, which locks nothing and writes nothing
-                seen = table.readToken(connection, hold.key, hold.owner, hold.ticket, lease);
-                token = seen.held() ? -1 : table.compareAndSet(connection, hold.key, hold.owner, lease);
+                // of a waiter find it held, the look is one read, which locks nothing and writes nothing; on
+                // PostgreSQL the look and the take are one statement, so that a waiter woken by a release takes the
+                // lock in one round trip (an update that finds the row held writes and keeps nothing either)
+                LockTable.Take look = table.takeOrLook(connection, hold.key, hold.owner, hold.ticket, lease);
+                if (look != null) {
+                    token = look.token();
+                    seen = look.row();
+                } else {
+                    seen = table.readToken(connection, hold.key, hold.owner, hold.ticket, lease);
+                    token = seen.held() ? -1 : table.compareAndSet(connection, hold.key, hold.owner, lease);
+                }
             } else {
                 LockTable.Take take = table.take(connection, hold.key, hold.owner, lease);
                 token = take.token();
@@ -201,7 +222,7 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
                 }
                 case OTHERS -> {
                     hold.claimHeld = false;
-                    return Acquisition.busy(row.retryAfter(), holderToken);
+                    return Acquisition.busy(unclaimed(row.retryAfter()), holderToken);
                 }
                 default -> {
                     // not read, or a claim statement would claim or refresh: it decides
@@ -215,8 +236,8 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
                 return holderToken < 0 ? Acquisition.claimed(claim.retryAfter())
                         : Acquisition.claimed(claim.retryAfter(), holderToken);
             }
-            return holderToken < 0 ? Acquisition.busy(claim.retryAfter())
-                    : Acquisition.busy(claim.retryAfter(), holderToken);
+            return holderToken < 0 ? Acquisition.busy(unclaimed(claim.retryAfter()))
+                    : Acquisition.busy(unclaimed(claim.retryAfter()), holderToken);
         } catch (SQLException | RuntimeException e) {
             table.restoreSwallowedInterrupt(connection, e, start);
             throw table.failure("acquiring '" + hold.name + "'", start, e);
@@ -225,6 +246,17 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
                 table.giveBack(connection);
             }
         }
+    }
+
+    /**
+     * The time a waiter that another run's claim refused may sleep: where releases notify, at most
+     * {@link #UNCLAIMED_RECHECK}, since they wake the claimant alone (see {@link PostgreSqlDialect#releaseSql}).
+     */
+    private Duration unclaimed(Duration retryAfter) {
+        Dialect dialect = table.dialect();
+        return retryAfter != null && dialect != null && dialect.notifiesReleases()
+                && retryAfter.compareTo(UNCLAIMED_RECHECK) > 0
+                ? UNCLAIMED_RECHECK : retryAfter;
     }
 
     /** One compare-and-set of the run: a writer's that refuses while readers may live, or a reader's grant. */

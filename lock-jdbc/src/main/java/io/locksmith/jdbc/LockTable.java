@@ -1015,23 +1015,54 @@ final class LockTable {
             throws SQLException {
         try (PreparedStatement select = connection.prepareStatement(leaseSql.readToken())) {
             bound(select);
-            select.setString(1, owner);
-            select.setLong(2, Dialect.micros(lease) * 2 / 3);
-            select.setLong(3, ticket);
-            boolean tellsLeaseLeft = dialect.claimTellsLeaseLeft();
-            if (tellsLeaseLeft) {
-                select.setString(4, owner);
-            }
-            select.setBytes(tellsLeaseLeft ? 5 : 4, key);
+            bindLook(select, 0, key, owner, ticket, lease);
             try (ResultSet row = select.executeQuery()) {
-                if (!row.next()) {
-                    return RowState.MISSING;
-                }
-                return new RowState(row.getLong(1), readers && row.getInt(2) > 0,
-                        ClaimState.values()[row.getInt(3)], row.getInt(4) > 0,
-                        tellsLeaseLeft ? Duration.of(Math.max(0, row.getLong(5)), ChronoUnit.MICROS) : null);
+                return row.next() ? lookedAt(row) : RowState.MISSING;
             }
         }
+    }
+
+    /**
+     * A waiter's attempt as one statement where the dialect has one ({@link Dialect#acquireOrLookSql}): the
+     * compare-and-set, and where it takes nothing the row as {@link #readToken} reads it; null where the dialect
+     * has none.
+     */
+    Take takeOrLook(Connection connection, byte[] key, String owner, long ticket, Duration lease)
+            throws SQLException {
+        String sql = leaseSql.acquireOrLook();
+        if (sql == null) {
+            return null;
+        }
+        try (PreparedStatement query = connection.prepareStatement(sql)) {
+            bindAcquire(query, key, owner, lease);
+            bindLook(query, 5, key, owner, ticket, lease);
+            try (ResultSet row = query.executeQuery()) {
+                if (!row.next()) {
+                    return new Take(-1, RowState.MISSING);
+                }
+                return row.getInt(2) < 0 ? new Take(row.getLong(1), null) : new Take(-1, lookedAt(row));
+            }
+        }
+    }
+
+    /** Binds the parameters of {@link LeaseSql#readTokenSql} after the first {@code before} ones. */
+    private void bindLook(PreparedStatement statement, int before, byte[] key, String owner, long ticket,
+            Duration lease) throws SQLException {
+        statement.setString(before + 1, owner);
+        statement.setLong(before + 2, Dialect.micros(lease) * 2 / 3);
+        statement.setLong(before + 3, ticket);
+        boolean tellsLeaseLeft = dialect.claimTellsLeaseLeft();
+        if (tellsLeaseLeft) {
+            statement.setString(before + 4, owner);
+        }
+        statement.setBytes(before + (tellsLeaseLeft ? 5 : 4), key);
+    }
+
+    /** The row as the columns of {@link LeaseSql#readTokenSql} tell it. */
+    private RowState lookedAt(ResultSet row) throws SQLException {
+        return new RowState(row.getLong(1), readers && row.getInt(2) > 0, ClaimState.values()[row.getInt(3)],
+                row.getInt(4) > 0,
+                dialect.claimTellsLeaseLeft() ? Duration.of(Math.max(0, row.getLong(5)), ChronoUnit.MICROS) : null);
     }
 
     /**
@@ -1111,15 +1142,16 @@ final class LockTable {
     }
 
     /** The lease-mode statements on the hot path, written once per table. */
-    private record LeaseSql(String acquire, String acquireOrRead, String acquirePastReaders, String claim,
-            String release, String dropClaim, String readToken, String readAcquire, String upsertReader,
-            String releaseReader, String upsertReaderThenReadAcquire) {
+    private record LeaseSql(String acquire, String acquireOrRead, String acquireOrLook, String acquirePastReaders,
+            String claim, String release, String dropClaim, String readToken, String readAcquire,
+            String upsertReader, String releaseReader, String upsertReaderThenReadAcquire) {
 
         static LeaseSql of(Dialect d, String table, boolean readers) {
+            String readToken = readTokenSql(d, table, readers);
             return new LeaseSql(d.acquireSql(table, readers), d.acquireOrReadSql(table, readers),
-                    d.acquireSql(table, false), d.claimSql(table), d.releaseSql(table), d.dropClaimSql(table),
-                    readTokenSql(d, table, readers), d.readAcquireSql(table), d.upsertReader(table),
-                    d.releaseReaderSql(table), d.upsertReaderThenReadAcquireSql(table));
+                    d.acquireOrLookSql(table, readers, readToken), d.acquireSql(table, false), d.claimSql(table),
+                    d.releaseSql(table), d.dropClaimSql(table), readToken, d.readAcquireSql(table),
+                    d.upsertReader(table), d.releaseReaderSql(table), d.upsertReaderThenReadAcquireSql(table));
         }
 
         /**

@@ -75,6 +75,17 @@ final class PostgreSqlDialect extends Dialect {
                 + " WHERE lock_key = ? AND NOT EXISTS (SELECT 1 FROM taken)";
     }
 
+    /**
+     * The compare-and-set as a waiter's look: where it takes nothing, the row as {@code look} reads it, in the
+     * statement's snapshot (a release committed since then shows as held: the waiter looks again when woken, or at
+     * once where the row shows free).
+     */
+    @Override
+    String acquireOrLookSql(String table, boolean readers, String look) {
+        return "WITH taken AS (" + acquireSql(table, readers) + ") SELECT token, -1, 0, 0, 0 FROM taken UNION ALL "
+                + look + " AND NOT EXISTS (SELECT 1 FROM taken)";
+    }
+
     @Override
     String upsertReader(String table) {
         return "INSERT INTO " + table + "_readers (lock_key, owner, expires_at) VALUES (?, ?, " + nowPlusMicros()
@@ -147,12 +158,18 @@ final class PostgreSqlDialect extends Dialect {
      * waiters that were answered busy beside it. A release with no claim in sight has nobody to wake: the
      * uncontended release never calls pg_notify, whose commit takes a database-wide lock that serializes every
      * notifying transaction. It does not wait for the disk ({@link #NOT_DURABLE}).
+     *
+     * <p>While a claim lives, the payload names its claimant after the key and a space: the next turn across
+     * providers is the claimant's, and the other waiters, which could only race the holder's own threads for the
+     * turns before it, are left asleep ({@link ReleaseListener}); the claimant's grant ends the claim, and the
+     * release after it wakes them all to claim again.
      */
     @Override
     String releaseSql(String table) {
         return "WITH released AS (" + releaseUpdate(table) + " RETURNING lock_key, claimant IS NOT NULL OR"
-                + " claim_until > now() AS waited) SELECT CASE WHEN waited THEN pg_notify(?, encode(lock_key,"
-                + " 'hex')) END, " + NOT_DURABLE + " FROM released";
+                + " claim_until > now() AS waited, CASE WHEN claim_until > now() THEN claimant END AS claimant)"
+                + " SELECT CASE WHEN waited THEN pg_notify(?, encode(lock_key, 'hex') || COALESCE(' ' || claimant,"
+                + " '')) END, " + NOT_DURABLE + " FROM released";
     }
 
     /**

@@ -20,6 +20,10 @@ import org.slf4j.LoggerFactory;
  * daemon thread, {@code locksmith-jdbc-listen-N}, that reads the notifications and runs the callbacks subscribed to
  * that key. Only this class touches the PostgreSQL driver, so the other databases need no PostgreSQL jar.
  *
+ * <p>A release while a claim to the next turn lives names the claimant after the key: it runs only the callbacks
+ * whose waiter may be that claimant. The store tells, at each attempt, as which owner id a callback's waiter asks
+ * ({@link #waitingAs}); a callback it has not told about runs for every release of its key.
+ *
  * <p>The connection comes from the store's own {@link javax.sql.DataSource} and is kept from the first
  * subscription until the store closes: a DataSource the application hands in is the only way to its database
  * whose URL, credentials and TLS settings Locksmith knows, and a connection borrowed per read would hear nothing
@@ -48,6 +52,8 @@ final class ReleaseListener {
     private final String channel;
     /** The subscriptions by the hex of their row's key, as releases notify it. */
     private final Map<String, Set<Registration>> byKey = new ConcurrentHashMap<>();
+    /** The same subscriptions by their callback, which the store's waiters pass to their attempts. */
+    private final Map<Runnable, Registration> byCallback = new ConcurrentHashMap<>();
     private final Thread thread;
     private volatile boolean closed;
     private volatile boolean listening;
@@ -69,12 +75,24 @@ final class ReleaseListener {
     /** Runs {@code onRelease} whenever the row of {@code key} (hex) may have become free, until closed. */
     LockStore.Subscription subscribe(String key, Runnable onRelease) {
         Registration registration = new Registration(key, onRelease);
+        byCallback.put(onRelease, registration);
         byKey.compute(key, (k, registrations) -> {
             Set<Registration> all = registrations != null ? registrations : ConcurrentHashMap.newKeySet();
             all.add(registration);
             return all;
         });
         return registration;
+    }
+
+    /**
+     * Tells that the waiter whose callback is {@code onRelease} now asks as {@code owner}: a release that names
+     * another claimant does not run the callback. Nothing if the callback is not subscribed.
+     */
+    void waitingAs(Runnable onRelease, String owner) {
+        Registration registration = byCallback.get(onRelease);
+        if (registration != null) {
+            registration.owner = owner;
+        }
     }
 
     /** Whether the connection listens now (and the subscribers have been woken since it began). */
@@ -170,10 +188,15 @@ final class ReleaseListener {
         if (!channel.equals(notification.getName())) {
             return;
         }
-        Set<Registration> registrations = byKey.get(notification.getParameter());
+        String payload = notification.getParameter();
+        int space = payload.indexOf(' ');
+        Set<Registration> registrations = byKey.get(space < 0 ? payload : payload.substring(0, space));
         if (registrations != null) {
+            String claimant = space < 0 ? null : payload.substring(space + 1);
             for (Registration registration : registrations) {
-                registration.wake();
+                if (claimant == null || registration.mayBe(claimant)) {
+                    registration.wake();
+                }
             }
         }
     }
@@ -201,14 +224,22 @@ final class ReleaseListener {
         table.giveBack(connection);
     }
 
-    /** One subscription: a key and its callback. */
+    /** One subscription: a key and its callback, and the owner id its waiter last asked as. */
     private final class Registration implements LockStore.Subscription {
         private final String key;
         private final Runnable onRelease;
+        /** The owner id of the waiter's current run, or null until the store tells it. */
+        volatile String owner;
 
         Registration(String key, Runnable onRelease) {
             this.key = key;
             this.onRelease = onRelease;
+        }
+
+        /** Whether the waiter may be {@code claimant}, so that a release reserved for it must wake it. */
+        boolean mayBe(String claimant) {
+            String current = owner;
+            return current == null || current.equals(claimant);
         }
 
         void wake() {
@@ -221,6 +252,7 @@ final class ReleaseListener {
 
         @Override
         public void close() {
+            byCallback.remove(onRelease, this);
             byKey.computeIfPresent(key, (k, registrations) -> {
                 registrations.remove(this);
                 return registrations.isEmpty() ? null : registrations;

@@ -137,6 +137,58 @@ class PostgresReleaseNotificationTest {
     }
 
     @Test
+    @DisplayName("while a claim lives, a release wakes the claimant alone; the release after its grant wakes the others")
+    void releaseUnderAClaimWakesTheClaimantAlone() throws Exception {
+        LeaseStore claimants = store();
+        LeaseStore others = store();
+        LeaseStore holders = store();
+        LeaseStore.LeaseHold held = holders.newHold("job", "a.1");
+        assertThat(holders.tryAcquire(held, LEASE, Duration.ZERO, null).isAcquired()).isTrue();
+
+        AtomicInteger claimantWakeUps = new AtomicInteger();
+        Runnable claimantWaker = claimantWakeUps::incrementAndGet;
+        subscribed(claimants, "job", claimantWaker);
+        LeaseStore.LeaseHold claiming = claimants.newHold("job", "b.1");
+        assertThat(claimants.tryAcquire(claiming, LEASE, Duration.ZERO, claimantWaker).isClaimed()).isTrue();
+
+        AtomicInteger otherWakeUps = new AtomicInteger();
+        Runnable otherWaker = otherWakeUps::incrementAndGet;
+        subscribed(others, "job", otherWaker);
+        LeaseStore.LeaseHold other = others.newHold("job", "c.1");
+        Acquisition refused = others.tryAcquire(other, LEASE, Duration.ZERO, otherWaker);
+        assertThat(refused.isAcquired() || refused.isClaimed()).as("the younger waiter's answer").isFalse();
+        assertThat(refused.retryAfter()).as("a waiter the claimant's wake-ups leave asleep looks again soon anyway")
+                .hasValueSatisfying(left -> assertThat(left).isLessThanOrEqualTo(LeaseStore.UNCLAIMED_RECHECK));
+
+        // a claimed row released after the job's release is heard after it on the same connection: once its
+        // callback ran, the job's release has been delivered to the other waiter's listener too
+        CountDownLatch marker = new CountDownLatch(1);
+        subscribed(others, "marker", marker::countDown);
+        LeaseStore.LeaseHold markerHold = holders.newHold("marker", "m.1");
+        assertThat(holders.tryAcquire(markerHold, LEASE, Duration.ZERO, null).isAcquired()).isTrue();
+        LeaseStore.LeaseHold markerWaiter = others.newHold("marker", "n.1");
+        assertThat(others.tryAcquire(markerWaiter, LEASE, Duration.ZERO, () -> { }).isClaimed()).isTrue();
+
+        int claimantBefore = claimantWakeUps.get();
+        int otherBefore = otherWakeUps.get();
+        assertThat(holders.release(held)).isTrue();
+        awaitTrue("the claimant is woken", () -> claimantWakeUps.get() > claimantBefore);
+        assertThat(holders.release(markerHold)).isTrue();
+        assertThat(marker.await(SLACK.toMillis(), TimeUnit.MILLISECONDS)).as("the marker's callback ran").isTrue();
+        assertThat(otherWakeUps.get()).as("wake-ups of the waiter that does not hold the claim")
+                .isEqualTo(otherBefore);
+
+        // the claimant's grant ends its claim: its release wakes the others, one of which claims next
+        assertThat(claimants.tryAcquire(claiming, LEASE, Duration.ZERO, claimantWaker).isAcquired()).isTrue();
+        assertThat(claimants.release(claiming)).isTrue();
+        awaitTrue("the other waiter is woken by the release after the claimant's turn",
+                () -> otherWakeUps.get() > otherBefore);
+        assertThat(others.tryAcquire(other, LEASE, Duration.ZERO, otherWaker).isAcquired()).isTrue();
+        assertThat(others.release(other)).isTrue();
+        others.abandon(markerWaiter);
+    }
+
+    @Test
     @DisplayName("an uncontended release notifies nobody")
     void uncontendedReleaseNotifiesNobody() throws Exception {
         LeaseStore waiters = store();
