@@ -172,7 +172,11 @@ public final class RedlockProviders {
             return this;
         }
 
-        /** The longest random delay before retrying after a split vote; default the node timeout. */
+        /**
+         * The longest random delay before retrying after a split vote; default the node timeout. The delay after a
+         * first split vote is bounded by twice that round's duration (at least 1 ms), doubling with each further
+         * one in a row up to this.
+         */
         public Builder retryDelay(Duration retryDelay) {
             this.retryDelay = Objects.requireNonNull(retryDelay, "retryDelay");
             return this;

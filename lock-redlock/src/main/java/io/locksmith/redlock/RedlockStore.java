@@ -92,6 +92,9 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
             return 0
             """;
 
+    /** The least bound of the random delay after a run's first split vote; see {@link #splitVoteBound}. */
+    private static final long FIRST_SPLIT_DELAY_MICROS = 1000;
+
     /** How long an idle fan-out thread is kept. */
     private static final long IDLE_THREAD_SECONDS = 60;
 
@@ -279,11 +282,33 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
             splitVotes.incrementAndGet();
             // Clients that split the vote look again after a random delay, so they do not collide again; the release of
             // our own votes wakes our waiter too, so the delay is a back-off the machinery waits out.
-            return Acquisition.backOff(Duration.ofNanos(
-                    retryDelayNanos > 0 ? ThreadLocalRandom.current().nextLong(retryDelayNanos) : 0));
+            return Acquisition.backOff(Duration.ofNanos(splitVoteDelay(hold, time.nanoTime() - start)));
         }
+        hold.splitVotes = 0;
         Duration retryAfter = minBusy == Long.MAX_VALUE ? null : Duration.ofNanos(minBusy);
         return claimed >= quorum ? Acquisition.claimed(retryAfter) : Acquisition.busy(retryAfter);
+    }
+
+    /** The random delay after a split vote of {@code hold}'s run that took {@code roundNanos}. */
+    private long splitVoteDelay(Hold hold, long roundNanos) {
+        long bound = splitVoteBound(hold.splitVotes++, roundNanos, retryDelayNanos);
+        return bound > 0 ? ThreadLocalRandom.current().nextLong(bound) : 0;
+    }
+
+    /**
+     * The bound of the uniform random delay after a run's split vote that took {@code roundNanos}, the run's
+     * {@code before}-th in a row: twice the round (at least {@value #FIRST_SPLIT_DELAY_MICROS} µs), since clients
+     * that collided collide again only if their next rounds overlap, doubled for each split vote before it, and
+     * never above {@code retryDelayNanos}. A fixed bound of the retry delay (the node timeout, 50 ms by default)
+     * left the lock idle for half of it on average after each collision, and collisions are common while a release
+     * has reached some masters and not yet the others.
+     */
+    static long splitVoteBound(int before, long roundNanos, long retryDelayNanos) {
+        long bound = Math.max(TimeUnit.MICROSECONDS.toNanos(FIRST_SPLIT_DELAY_MICROS), 2 * roundNanos);
+        for (int i = 0; i < before && bound < retryDelayNanos; i++) {
+            bound *= 2;
+        }
+        return Math.max(0, Math.min(bound, retryDelayNanos));
     }
 
     /** Raises the counters of granting nodes below {@code token}; returns how many granting nodes now hold it. */
@@ -731,6 +756,8 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
          * releases or renews a run only after its last round.
          */
         volatile Round latest;
+        /** The run's split votes in a row: the rounds of a run never overlap. */
+        int splitVotes;
 
         Hold(String name, String owner, RedisNodeStore.Hold[] onNode) {
             this.name = name;

@@ -85,6 +85,25 @@ class RedlockSplitVoteTest {
         }
     }
 
+    @Test
+    @DisplayName("the delay after a split vote: twice the round, at least 1 ms, doubled for each one in a row, at most the retry delay")
+    void splitVoteDelayBound() {
+        long ms = TimeUnit.MILLISECONDS.toNanos(1);
+        long retryDelay = 50 * ms;
+        assertThat(RedlockStore.splitVoteBound(0, 100_000, retryDelay)).as("a fast round").isEqualTo(ms);
+        assertThat(RedlockStore.splitVoteBound(0, 3 * ms, retryDelay)).as("a slow round").isEqualTo(6 * ms);
+        assertThat(RedlockStore.splitVoteBound(1, 3 * ms, retryDelay)).as("the second in a row").isEqualTo(12 * ms);
+        assertThat(RedlockStore.splitVoteBound(2, 3 * ms, retryDelay)).isEqualTo(24 * ms);
+        assertThat(RedlockStore.splitVoteBound(3, 3 * ms, retryDelay)).isEqualTo(48 * ms);
+        assertThat(RedlockStore.splitVoteBound(4, 3 * ms, retryDelay)).as("capped").isEqualTo(retryDelay);
+        assertThat(RedlockStore.splitVoteBound(Integer.MAX_VALUE, 3 * ms, retryDelay)).isEqualTo(retryDelay);
+        assertThat(RedlockStore.splitVoteBound(0, 200 * ms, retryDelay)).as("a round slower than the cap")
+                .isEqualTo(retryDelay);
+        assertThat(RedlockStore.splitVoteBound(0, 100_000, ms / 2)).as("a retry delay below 1 ms")
+                .isEqualTo(ms / 2);
+        assertThat(RedlockStore.splitVoteBound(5, 100_000, 0)).as("no retry delay").isZero();
+    }
+
     private static boolean holdBriefly(DistributedLock lock, AtomicInteger holders, AtomicInteger overlaps,
             AtomicInteger wins) throws InterruptedException {
         if (!lock.tryLock(20, TimeUnit.SECONDS)) {
