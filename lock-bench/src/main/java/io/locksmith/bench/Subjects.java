@@ -612,17 +612,30 @@ final class Subjects {
                 .findFirst()
                 .orElseThrow(() -> new IllegalStateException(schema + " has no CREATE TABLE INT_LOCK"));
         try (Connection connection = connect(database)) {
-            try (var tables = connection.getMetaData().getTables(null, null, "%", new String[] {"TABLE"})) {
-                while (tables.next()) {
-                    if (tables.getString("TABLE_NAME").equalsIgnoreCase("INT_LOCK")) {
-                        return;
-                    }
-                }
+            if (hasSpringTable(connection)) {
+                return;
             }
             try (Statement statement = connection.createStatement()) {
                 statement.execute(create.strip());
+            } catch (SQLException e) {
+                // the worker processes of a multi-process run open their subjects at once: another one may have
+                // created it between the look and the CREATE
+                if (!hasSpringTable(connection)) {
+                    throw e;
+                }
             }
         }
+    }
+
+    private static boolean hasSpringTable(Connection connection) throws SQLException {
+        try (var tables = connection.getMetaData().getTables(null, null, "%", new String[] {"TABLE"})) {
+            while (tables.next()) {
+                if (tables.getString("TABLE_NAME").equalsIgnoreCase("INT_LOCK")) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     /** Two script round trips on one connection: the least a Redis lock needs (acquire, release). */
