@@ -160,21 +160,14 @@ class PostgresReleaseNotificationTest {
         assertThat(refused.retryAfter()).as("a waiter the claimant's wake-ups leave asleep looks again soon anyway")
                 .hasValueSatisfying(left -> assertThat(left).isLessThanOrEqualTo(LeaseStore.UNCLAIMED_RECHECK));
 
-        // a claimed row released after the job's release is heard after it on the same connection: once its
-        // callback ran, the job's release has been delivered to the other waiter's listener too
-        CountDownLatch marker = new CountDownLatch(1);
-        subscribed(others, "marker", marker::countDown);
-        LeaseStore.LeaseHold markerHold = holders.newHold("marker", "m.1");
-        assertThat(holders.tryAcquire(markerHold, LEASE, Duration.ZERO, null).isAcquired()).isTrue();
-        LeaseStore.LeaseHold markerWaiter = others.newHold("marker", "n.1");
-        assertThat(others.tryAcquire(markerWaiter, LEASE, Duration.ZERO, () -> { }).isClaimed()).isTrue();
-
+        // the marker, released after the job, is heard after it on the same connection: once its callback ran,
+        // the job's release has been delivered to the other waiter's listener too
+        Marker marker = Marker.ready(others, holders);
         int claimantBefore = claimantWakeUps.get();
         int otherBefore = otherWakeUps.get();
         assertThat(holders.release(held)).isTrue();
         awaitTrue("the claimant is woken", () -> claimantWakeUps.get() > claimantBefore);
-        assertThat(holders.release(markerHold)).isTrue();
-        assertThat(marker.await(SLACK.toMillis(), TimeUnit.MILLISECONDS)).as("the marker's callback ran").isTrue();
+        marker.releaseAndAwait();
         assertThat(otherWakeUps.get()).as("wake-ups of the waiter that does not hold the claim")
                 .isEqualTo(otherBefore);
 
@@ -185,7 +178,7 @@ class PostgresReleaseNotificationTest {
                 () -> otherWakeUps.get() > otherBefore);
         assertThat(others.tryAcquire(other, LEASE, Duration.ZERO, otherWaker).isAcquired()).isTrue();
         assertThat(others.release(other)).isTrue();
-        others.abandon(markerWaiter);
+        marker.abandon();
     }
 
     @Test
@@ -202,17 +195,38 @@ class PostgresReleaseNotificationTest {
             assertThat(holders.release(hold)).isTrue();
         }
         // a notification for another row proves the listener delivered everything sent before it
-        CountDownLatch marker = new CountDownLatch(1);
-        subscribed(waiters, "marker", marker::countDown);
-        LeaseStore.LeaseHold markerHold = holders.newHold("marker", "m.1");
-        assertThat(holders.tryAcquire(markerHold, LEASE, Duration.ZERO, null).isAcquired()).isTrue();
-        LeaseStore.LeaseHold markerWaiter = waiters.newHold("marker", "n.1");
-        assertThat(waiters.tryAcquire(markerWaiter, LEASE, Duration.ZERO, () -> { }).isClaimed()).isTrue();
+        Marker marker = Marker.ready(waiters, holders);
         int beforeMarker = wakeUps.get();
-        assertThat(holders.release(markerHold)).isTrue();
-        assertThat(marker.await(SLACK.toMillis(), TimeUnit.MILLISECONDS)).as("the marker's callback ran").isTrue();
+        marker.releaseAndAwait();
         assertThat(wakeUps.get()).as("wake-ups of the uncontended lock").isEqualTo(before).isEqualTo(beforeMarker);
-        waiters.abandon(markerWaiter);
+        marker.abandon();
+    }
+
+    /**
+     * The row "marker", held by {@code holders} and claimed by a run of {@code waiters}, which subscribe to it: its
+     * release notifies, and the waiters' listening connection hears it after everything sent before it.
+     */
+    private record Marker(LeaseStore waiters, LeaseStore holders, CountDownLatch heard, LeaseStore.LeaseHold hold,
+            LeaseStore.LeaseHold waiter) {
+
+        static Marker ready(LeaseStore waiters, LeaseStore holders) throws InterruptedException {
+            CountDownLatch heard = new CountDownLatch(1);
+            subscribed(waiters, "marker", heard::countDown);
+            LeaseStore.LeaseHold hold = holders.newHold("marker", "m.1");
+            assertThat(holders.tryAcquire(hold, LEASE, Duration.ZERO, null).isAcquired()).isTrue();
+            LeaseStore.LeaseHold waiter = waiters.newHold("marker", "n.1");
+            assertThat(waiters.tryAcquire(waiter, LEASE, Duration.ZERO, () -> { }).isClaimed()).isTrue();
+            return new Marker(waiters, holders, heard, hold, waiter);
+        }
+
+        void releaseAndAwait() throws InterruptedException {
+            assertThat(holders.release(hold)).isTrue();
+            assertThat(heard.await(SLACK.toMillis(), TimeUnit.MILLISECONDS)).as("the marker's callback ran").isTrue();
+        }
+
+        void abandon() {
+            waiters.abandon(waiter);
+        }
     }
 
     @Test
