@@ -60,7 +60,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * the columns at the first use (see {@link LockTable}).
  *
  * <p><b>Wake-ups.</b> On PostgreSQL a release that has waiters notifies them in the same statement, and the
- * store's {@link ReleaseListener} runs the subscribed callbacks; a busy answer carries the holder's lease left,
+ * store's {@link ReleaseListener} runs the subscribed callbacks (while a claim lives, only the claimant's: each
+ * attempt tells the listener as which owner id its callback's waiter asks, and a waiter that another's claim
+ * refused looks again within {@link #UNCLAIMED_RECHECK}); a busy answer carries the holder's lease left,
  * so that a waiter looks again when the lease ends even though expiry and forced releases notify nobody. The
  * other databases cannot push: waiters poll with the provider's backoff.
  */
