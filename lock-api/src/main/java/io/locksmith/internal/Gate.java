@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
 
 /**
  * A provider's FIFO gate for one lock name: one owner at a time, threads and asynchronous acquisitions queued in
@@ -162,6 +163,30 @@ final class Gate {
             lock.unlock();
         }
         next.wake();
+    }
+
+    /**
+     * Hands the gate to the head of the line, if anyone waits and {@code handing} agrees; otherwise the caller keeps
+     * the gate. {@code handing} runs under the line's lock, after the head is chosen and before it can see that it
+     * entered or withdraw: what it publishes is there when the new owner enters. It must be short and must not block.
+     *
+     * @return true if the gate was handed over; false if nobody waits, the gate is broken open, or {@code handing}
+     *     refused, and the caller still owns the gate
+     */
+    boolean handTo(BooleanSupplier handing) {
+        Waiter next;
+        lock.lock();
+        try {
+            if (broken || queue.isEmpty() || !handing.getAsBoolean()) {
+                return false;
+            }
+            next = queue.poll();
+            next.entered = true;
+        } finally {
+            lock.unlock();
+        }
+        next.wake();
+        return true;
     }
 
     /** Whether anyone waits in line. */

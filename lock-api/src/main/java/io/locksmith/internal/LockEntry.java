@@ -4,6 +4,7 @@ import io.locksmith.spi.LockStore;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * A provider's local state for one lock name, alive while some thread holds, waits for, or has not yet
@@ -41,6 +42,18 @@ final class LockEntry {
      */
     final Map<Thread, PendingReleases.Pending<?>> unconfirmed = new ConcurrentHashMap<>(2);
 
+    /**
+     * The store hold of the last release, when its owner handed the lock to the gate's next owner instead of
+     * releasing it in the store ({@link Gate#handTo}): the next owner's first attempt replaces it with its own
+     * grant ({@link LockStore#takeOver}), and an owner that leaves the gate without an attempt releases it. Null
+     * otherwise.
+     */
+    private final AtomicReference<Handed> handed = new AtomicReference<>();
+
+    /** A store hold handed to the gate's next owner, and when its lease ends (the provider's clock). */
+    record Handed(Object storeHold, long validUntil) {
+    }
+
     /** Runs {@link #wake}; handed to the store as a waiting attempt's wake-up. */
     final Runnable waker = this::wake;
 
@@ -52,6 +65,16 @@ final class LockEntry {
         this.key = key;
         this.name = name;
         this.shared = shared;
+    }
+
+    /** Leaves {@code hold} to the gate's next owner; called under the gate's lock, before it is handed over. */
+    void hand(Handed hold) {
+        handed.set(hold);
+    }
+
+    /** Takes the hold handed to this gate owner, or null; whoever takes it replaces or releases it. */
+    Handed takeHanded() {
+        return handed.get() == null ? null : handed.getAndSet(null);
     }
 
     /** Wakes the waiting head; extra wake-ups collapse into one. */

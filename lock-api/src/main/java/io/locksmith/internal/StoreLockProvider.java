@@ -75,6 +75,8 @@ public final class StoreLockProvider<H> implements LockProvider {
     private static final int ASYNC_THREADS = 4;
 
     private final LockStore<H> store;
+    /** Whether a release hands the lock to the next local owner in the store call of that owner's attempt. */
+    private final boolean handsOver;
     private final LockOptions options;
     private final TimeSource time;
     private final String clientId;
@@ -101,6 +103,7 @@ public final class StoreLockProvider<H> implements LockProvider {
 
     private StoreLockProvider(LockStore<H> store, LockOptions options) {
         this.store = Objects.requireNonNull(store, "store");
+        this.handsOver = store.takesOver();
         this.options = options;
         this.time = options.timeSource();
         byte[] id = new byte[16];
@@ -363,6 +366,7 @@ public final class StoreLockProvider<H> implements LockProvider {
                         // still inside the gate, so no other thread of ours can be queueing for this name
                         abandonQuietly(run.name, run.storeHold);
                     }
+                    releaseHanded(entry);
                     entry.gate.leave();
                 }
             }
@@ -388,6 +392,7 @@ public final class StoreLockProvider<H> implements LockProvider {
                         : entry.gate.enter(Math.max(0, remaining), !run.timed);
                 if (closed.get()) {
                     if (entered) {
+                        releaseHanded(entry);
                         entry.gate.leave();
                     }
                     throw closedException();
@@ -464,14 +469,24 @@ public final class StoreLockProvider<H> implements LockProvider {
                 : remaining >= operationTimeout ? options.operationTimeout()
                 : Duration.ofNanos(Math.max(0, remaining));
         entry.signal.drainPermits();
+        LockEntry.Handed handed = run.shared ? null : entry.takeHanded();
         Acquisition outcome;
         try {
-            outcome = store.tryAcquire(run.storeHold, lease, storeWait, wakeUp);
+            outcome = handed == null ? store.tryAcquire(run.storeHold, lease, storeWait, wakeUp)
+                    : store.takeOver(handedHold(handed), run.storeHold, lease, wakeUp);
         } catch (LockBackendException e) {
             // an interrupt that landed during the call made the client give up: not a failure of the store
             boolean interruptedNow = Thread.interrupted();
             if (!interruptedNow) {
                 backendFailed(name, "acquire", e);
+            }
+            if (handed != null) {
+                // the hold handed over may still be kept, replaced, or released: release it as the run's own
+                if (interruptedNow) {
+                    releaseQuietly(name, handedHold(handed), handed.validUntil(), "the hand-over was interrupted");
+                } else {
+                    releases.add(name, handedHold(handed), handed.validUntil() + operationTimeout);
+                }
             }
             // The store may have applied the attempt and lost its answer: release its hold (at once when an
             // interrupt ended the call, so that nothing is held when the caller hears of the interrupt; otherwise in
@@ -819,6 +834,7 @@ public final class StoreLockProvider<H> implements LockProvider {
                 if (waited) {
                     abandonQuietly(name, storeHold);
                 }
+                releaseHanded(entry);
                 entry.gate.leave();
             }
             if (entry.isSubscribed() && !entry.gate.hasQueued()) {
@@ -974,6 +990,9 @@ public final class StoreLockProvider<H> implements LockProvider {
     /** Releases the last acquisition of {@code hold} in the store: the common end of unlock() and a handle's close. */
     private void releaseHold(Hold hold) {
         LockEntry entry = hold.entry;
+        if (handsOver && !entry.shared && handedOver(hold)) {
+            return;
+        }
         String name = entry.name;
         synchronized (hold) {
             if (hold.state != Hold.State.HELD) {
@@ -1039,6 +1058,57 @@ public final class StoreLockProvider<H> implements LockProvider {
         }
         holdEnded(hold, HoldEnd.RELEASED, null);
         finish(hold);
+    }
+
+    /**
+     * Ends {@code hold} by handing it to the next owner in the gate, when one waits: the store keeps the hold until
+     * that owner's attempt replaces it with its own grant in one call ({@link LockStore#takeOver}), so the lock
+     * passes between two owners of this provider in one round trip instead of two (the release and the next
+     * acquisition), and no other client can take it in between. That grant obeys the claims of other providers'
+     * waiters as any grant does, so it never costs them their turn: a refused one releases the hold instead. The
+     * owner's unlock() returns without a store call; should the hand-over fail, the provider releases the hold in
+     * the background, as after a release whose outcome is unknown. Not while the provider keeps read holds: a write
+     * hold whose owner took the read lock under it must reach the store's release.
+     *
+     * @return false if nobody waits (or the hold is no longer held): release it in the store
+     */
+    private boolean handedOver(Hold hold) {
+        LockEntry entry = hold.entry;
+        if (!entry.gate.hasQueued() || readEntries.get() > 0) {
+            return false;
+        }
+        boolean handed = entry.gate.handTo(() -> {
+            synchronized (hold) {
+                if (hold.state != Hold.State.HELD) {
+                    return false;
+                }
+                hold.state = Hold.State.RELEASED;
+            }
+            unregister(hold);
+            entry.hold = null;
+            entry.hand(new LockEntry.Handed(hold.storeHold, hold.validUntil));
+            return true;
+        });
+        if (!handed) {
+            return false;
+        }
+        holdEnded(hold, HoldEnd.RELEASED, null);
+        releaseRef(entry);
+        hold.settleLossFuture(store.address());
+        return true;
+    }
+
+    /** Releases the hold handed to the calling owner of {@code entry}'s gate, which leaves without an attempt. */
+    private void releaseHanded(LockEntry entry) {
+        LockEntry.Handed handed = entry.takeHanded();
+        if (handed != null) {
+            releaseQuietly(entry.name, handedHold(handed), handed.validUntil(), "handed to an owner that left");
+        }
+    }
+
+    @SuppressWarnings("unchecked") // only this provider's own store holds are handed over
+    private H handedHold(LockEntry.Handed handed) {
+        return (H) handed.storeHold();
     }
 
     /** Why {@code hold} cannot be released: lost (and, for a thread, the loss reported now), or not held. */
@@ -1669,6 +1739,15 @@ public final class StoreLockProvider<H> implements LockProvider {
             entry.gate.breakOpen();
             entry.signal.release(POISON);
             entry.wake();
+            LockEntry.Handed handed = entry.takeHanded();
+            if (handed != null) {
+                try {
+                    store.release(handedHold(handed));
+                } catch (RuntimeException e) {
+                    log.warn("Closing {}: could not release lock '{}'; it frees itself when its lease ends: {}",
+                            this, entry.name, detail(e));
+                }
+            }
             Hold hold = entry.hold;
             if (hold == null) {
                 continue;

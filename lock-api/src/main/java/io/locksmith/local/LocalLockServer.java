@@ -188,11 +188,28 @@ public final class LocalLockServer {
      */
     Acquisition acquire(String key, String owner, boolean shared, String ownWrite, long leaseNanos, boolean claim,
             Duration timeout) {
+        return acquire(key, owner, shared, ownWrite, leaseNanos, claim, null, timeout);
+    }
+
+    /**
+     * {@link #acquire} of an exclusive hold that also counts the lock free where {@code previous}, an earlier run of
+     * the same provider, holds it, and replaces that hold when it grants ({@link LockStore#takeOver}). A grant while
+     * no claim lives wakes the subscribers, whose waiters heard of no release and must look again to claim; a
+     * refusal leaves {@code previous} as it was.
+     */
+    Acquisition takeOver(String key, String previous, String owner, long leaseNanos, boolean claim,
+            Duration timeout) {
+        return acquire(key, owner, false, null, leaseNanos, claim, previous, timeout);
+    }
+
+    private Acquisition acquire(String key, String owner, boolean shared, String ownWrite, long leaseNanos,
+            boolean claim, String previous, Duration timeout) {
+        boolean wake = false;
         enter(timeout);
         try {
             long now = System.nanoTime();
             Hold current = holds.get(key);
-            if (current != null && current.expired(now)) {
+            if (current != null && (current.expired(now) || current.owner.equals(previous))) {
                 current = null;
             }
             long issued = counters.getOrDefault(key, 0L);
@@ -223,7 +240,8 @@ public final class LocalLockServer {
                 }
                 long token = issued + 1;
                 counters.put(key, token);
-                holds.put(key, new Hold(owner, token, now + leaseNanos));
+                Hold replaced = holds.put(key, new Hold(owner, token, now + leaseNanos));
+                wake = previous != null && replaced != null && replaced.owner.equals(previous) && turn == null;
                 return Acquisition.acquired(token);
             }
             if (claim && (turn == null || turn.owner.equals(owner))) {
@@ -233,6 +251,9 @@ public final class LocalLockServer {
             return Acquisition.busy(Duration.ofNanos(left));
         } finally {
             lock.unlock();
+            if (wake) {
+                publish(key);
+            }
         }
     }
 

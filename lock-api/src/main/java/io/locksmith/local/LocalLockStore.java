@@ -51,6 +51,21 @@ final class LocalLockStore implements LockStore<LocalLockStore.LocalHold> {
     }
 
     @Override
+    public boolean takesOver() {
+        return true;
+    }
+
+    @Override
+    public Acquisition takeOver(LocalHold previous, LocalHold hold, Duration lease, Runnable wakeUp) {
+        Acquisition outcome = server.takeOver(hold.key, previous.owner, hold.owner, lease.toNanos(), wakeUp != null,
+                timeout);
+        if (!outcome.isAcquired()) {
+            release(previous);
+        }
+        return outcome;
+    }
+
+    @Override
     public void abandon(LocalHold hold) {
         server.abandon(hold.key, hold.owner, timeout);
     }

@@ -53,6 +53,16 @@ public class ForwardingLockStore<H> implements LockStore<H> {
     }
 
     @Override
+    public boolean takesOver() {
+        return delegate.takesOver();
+    }
+
+    @Override
+    public Acquisition takeOver(H previous, H hold, Duration lease, Runnable wakeUp) {
+        return delegate.takeOver(previous, hold, lease, wakeUp);
+    }
+
+    @Override
     public boolean release(H hold) {
         return delegate.release(hold);
     }

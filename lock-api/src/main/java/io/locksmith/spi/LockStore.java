@@ -127,6 +127,33 @@ public interface LockStore<H> extends AutoCloseable {
     Acquisition tryAcquire(H hold, Duration lease, Duration wait, Runnable wakeUp);
 
     /**
+     * Whether this store implements {@link #takeOver}, so that a provider hands a lock between its own runs in one
+     * store call. Default: false, and the machinery releases the hold and the next run acquires, two calls.
+     */
+    default boolean takesOver() {
+        return false;
+    }
+
+    /**
+     * One attempt for {@code hold}, exactly as {@link #tryAcquire} with no store wait, that also counts the lock as
+     * free where {@code previous} holds it: an exclusive hold of the same name and provider whose owner has
+     * released it locally and handed it to this run. A grant replaces {@code previous} in the same atomic step, so
+     * that the lock passes from one run to the next in one round trip and is never free in between; it obeys every
+     * rule a grant obeys (a live claim that has let its grants pass, a FIFO queue, read holds), so a waiting
+     * provider's turn comes as it would after a release. When the attempt does not grant, the store releases
+     * {@code previous} as {@link #release} does (waking the lock's waiters) before it answers, and the answer is
+     * that of the attempt. Only an exclusive {@code previous} that a grant of this provider's produced is passed.
+     *
+     * <p>If it throws, whether the attempt or the release of {@code previous} was applied is unknown: the machinery
+     * then releases both in the background.
+     *
+     * @throws UnsupportedOperationException if {@link #takesOver} is false (the default)
+     */
+    default Acquisition takeOver(H previous, H hold, Duration lease, Runnable wakeUp) {
+        throw new UnsupportedOperationException(address() + " does not hand locks over in one call");
+    }
+
+    /**
      * Releases {@code hold} if the store still keeps it, and ends the run's claim to a turn if it has one.
      *
      * @return true if it was held and is now free; false if it was not held (expired, deleted, or released by an

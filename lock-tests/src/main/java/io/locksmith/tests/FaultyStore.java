@@ -41,8 +41,11 @@ import java.util.function.Supplier;
  */
 public final class FaultyStore<H> extends ForwardingLockStore<H> {
 
-    /** The calls faults can be armed for. */
-    public enum Call { ACQUIRE, RELEASE, RENEW }
+    /**
+     * The calls faults can be armed for. {@link #TAKE_OVER} is the attempt of a run to which another run of the same
+     * provider handed the lock ({@link LockStore#takeOver}); faults armed for a name stop at the lock of that name.
+     */
+    public enum Call { ACQUIRE, RELEASE, RENEW, TAKE_OVER }
 
     /** What happens to a call. */
     public enum Fault {
@@ -182,6 +185,13 @@ public final class FaultyStore<H> extends ForwardingLockStore<H> {
         // a late attempt makes one attempt: its caller is no longer waiting for it
         return call(Call.ACQUIRE, Set.of(nameOf(hold)), () -> delegate.tryAcquire(hold, lease, wait, wakeUp),
                 () -> delegate.tryAcquire(hold, lease, Duration.ZERO, null));
+    }
+
+    @Override
+    public Acquisition takeOver(H previous, H hold, Duration lease, Runnable wakeUp) {
+        // late, the attempt is made for a caller that no longer waits for it, as a late tryAcquire is
+        return call(Call.TAKE_OVER, Set.of(nameOf(hold)), () -> delegate.takeOver(previous, hold, lease, wakeUp),
+                () -> delegate.takeOver(previous, hold, lease, null));
     }
 
     @Override

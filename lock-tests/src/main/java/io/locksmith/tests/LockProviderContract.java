@@ -53,6 +53,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import java.util.function.UnaryOperator;
@@ -1571,7 +1572,11 @@ public abstract class LockProviderContract {
                             this::renewalWithLostAnswerKeepsTheHold),
                     test("2 providers x 2 threads under random failed and lost-answer acquisitions and releases "
                             + "never hold the lock at once",
-                            this::randomCallFaultsNeverBreakExclusion)), reads);
+                            this::randomCallFaultsNeverBreakExclusion),
+                    test("a lock handed to a waiting thread of the same provider whose take-over fails, is applied "
+                            + "and answered by a timeout, or arrives late: the waiter's lock() fails, nothing stays "
+                            + "held, and a late take-over changes nothing",
+                            this::failedTakeOverLeavesNothingHeld)), reads);
         }
 
         private void readWithLostAnswerIsUndone() throws Exception {
@@ -1632,7 +1637,7 @@ public abstract class LockProviderContract {
             for (int p = 0; p < 2; p++) {
                 Faulty provider = openFaulty(UnaryOperator.identity());
                 provider.store.randomFaults(0.2, new Random(seeds.nextLong()), FaultyStore.Call.ACQUIRE,
-                        FaultyStore.Call.RELEASE);
+                        FaultyStore.Call.RELEASE, FaultyStore.Call.TAKE_OVER);
                 faulty.add(provider);
                 for (int t = 0; t < 2; t++) {
                     Runnable round = worker.round(provider.provider, p, t);
@@ -1818,6 +1823,77 @@ public abstract class LockProviderContract {
             assertThat(attempt(open().getLock("renewed"))).isFalse();
             assertThat(holder.failureOrNull(opBound(), lock::unlock)).isNull();
             assertThat(losses(mine.provider).all()).isEmpty();
+        }
+
+        /**
+         * One thread of the faulty provider holds the lock while another of its threads waits for it; the unlock
+         * hands the lock to the waiter (where the store takes over), and the waiter's take-over suffers each fault in
+         * turn. The waiter's lock() then fails, but nothing is left held: another client gets the lock long before
+         * the lease ends, and a take-over that arrives late, while the waiter holds the lock again, changes
+         * nothing. Where the store does not take over, the waiter acquires after a release and the same holds.
+         */
+        private void failedTakeOverLeavesNothingHeld() throws Exception {
+            // a lease far longer than the test's waits: only the provider's own releases can free the lock in time
+            Duration lease = slack().multipliedBy(4).plus(opBound());
+            Faulty mine = openFaulty(b -> b.leaseTime(lease));
+            String name = "failed-take-over";
+            DistributedLock lock = mine.provider.getLock(name);
+            DistributedLock theirs = open().getLock(name);
+            Actor holder = actor("holder");
+            Actor waiter = actor("waiter");
+            boolean takesOver = mine.store.takesOver();
+            for (FaultyStore.Fault fault : List.of(FaultyStore.Fault.FAIL, FaultyStore.Fault.APPLY_THEN_TIMEOUT,
+                    FaultyStore.Fault.DELIVER_LATE)) {
+                holder.run(opBound(), lock::lock);
+                long held = holder.call(opBound(), lock::fencingToken);
+                Future<Object> waiting = waiter.submit(() -> {
+                    lock.lock();
+                    return lock.fencingToken();
+                });
+                waiter.awaitInLine(opBound());
+                mine.store.arm(FaultyStore.Call.TAKE_OVER, name, fault);
+                assertThat(holder.failureOrNull(opBound(), lock::unlock)).as("unlock() with a thread waiting").isNull();
+                Object outcome = awaitOutcome(waiting, waitBound(Duration.ZERO), "the waiter's lock()");
+                if (takesOver) {
+                    assertThat(outcome).as("the waiter's lock() whose take-over suffered %s", fault)
+                            .isInstanceOf(LockBackendException.class);
+                    assertThat(waiter.<Boolean>call(opBound(), lock::isHeldByCurrentThread)).isFalse();
+                } else {
+                    assertThat(outcome).as("the waiter's token").isInstanceOf(Long.class);
+                    assertThat((Long) outcome).isGreaterThan(held);
+                    waiter.run(opBound(), lock::unlock);
+                }
+                assertThat(theirs.tryLock(slack().toMillis(), TimeUnit.MILLISECONDS))
+                        .as("another client within %d ms after a take-over that suffered %s, the lease being %d ms",
+                                slack().toMillis(), fault, lease.toMillis()).isTrue();
+                theirs.unlock();
+                if (fault == FaultyStore.Fault.DELIVER_LATE) {
+                    waiter.run(opBound(), lock::lock);
+                    long token = waiter.call(opBound(), lock::fencingToken);
+                    mine.store.deliverLate();
+                    assertThat(attempt(theirs)).as("another client, after the late take-over arrived").isFalse();
+                    assertThat(waiter.<Long>call(opBound(), lock::fencingToken)).isEqualTo(token);
+                    assertThat(waiter.failureOrNull(opBound(), lock::unlock)).as("unlock() after the late take-over")
+                            .isNull();
+                    assertThat(attempt(theirs)).as("another client, after the waiter's unlock()").isTrue();
+                    theirs.unlock();
+                }
+            }
+            if (takesOver) {
+                assertThat(mine.store.allArmedUsed()).as("every armed take-over fault was used").isTrue();
+            }
+            assertThat(losses(mine.provider).all()).isEmpty();
+        }
+
+        /** What {@code future} returned, or the exception it failed with. */
+        private Object awaitOutcome(Future<Object> future, Duration bound, String what) throws InterruptedException {
+            try {
+                return future.get(bound.toNanos(), TimeUnit.NANOSECONDS);
+            } catch (ExecutionException e) {
+                return e.getCause();
+            } catch (TimeoutException e) {
+                throw new AssertionError(what + " did not return within " + bound.toMillis() + " ms");
+            }
         }
 
         private void randomCallFaultsNeverBreakExclusion() throws Exception {
@@ -3366,6 +3442,40 @@ public abstract class LockProviderContract {
         }
 
         @Test
+        @DisplayName("unlock() with another owner of the same provider in line hands it the lock: a thread, then an "
+                + "asynchronous acquisition, each with a greater token, no other client in between, nothing held "
+                + "after")
+        void handsOverToTheNextOwnerInLine() throws Exception {
+            LockProvider provider = open();
+            DistributedLock lock = provider.getLock("hand-over");
+            DistributedLock theirs = open().getLock("hand-over");
+            Actor holder = actor("holder");
+            Actor waiter = actor("waiter");
+            holder.run(opBound(), lock::lock);
+            long first = holder.call(opBound(), lock::fencingToken);
+            Future<Long> next = waiter.submit(() -> {
+                lock.lock();
+                return lock.fencingToken();
+            });
+            waiter.awaitInLine(opBound());
+            assertThat(holder.failureOrNull(opBound(), lock::unlock)).as("unlock() with a thread in line").isNull();
+            long second = await(next, waitBound(Duration.ZERO), "the waiting thread's lock()");
+            assertThat(second).as("the token of the thread in line").isGreaterThan(first);
+            assertThat(attempt(theirs)).as("another client while the thread in line holds the lock").isFalse();
+            CompletableFuture<LockHandle> later = lock.acquireAsync();
+            assertThat(later).as("the asynchronous acquisition, in line while a thread holds the lock").isNotDone();
+            waiter.run(opBound(), lock::unlock);
+            try (LockHandle handle = later.get(waitBound(Duration.ZERO).toNanos(), TimeUnit.NANOSECONDS)) {
+                assertThat(handle.fencingToken()).as("the asynchronous acquisition's token").isGreaterThan(second);
+                assertThat(attempt(theirs)).as("another client while the asynchronous acquisition holds the lock")
+                        .isFalse();
+            }
+            assertThat(attempt(theirs)).as("another client after the last owner in line let go").isTrue();
+            theirs.unlock();
+            assertThat(losses(provider).all()).isEmpty();
+        }
+
+        @Test
         @DisplayName("a waiter that gives up, or never waited, leaves no claim: the other provider goes on taking the "
                 + "lock")
         void givingUpLeavesNoClaim() throws Exception {
@@ -3391,6 +3501,16 @@ public abstract class LockProviderContract {
             public Acquisition tryAcquire(H hold, Duration lease, Duration wait, Runnable wakeUp) {
                 boolean after = waiting.get();
                 Acquisition outcome = super.tryAcquire(hold, lease, wait, wakeUp);
+                if (after && outcome.isAcquired()) {
+                    passed.incrementAndGet();
+                }
+                return outcome;
+            }
+
+            @Override
+            public Acquisition takeOver(H previous, H hold, Duration lease, Runnable wakeUp) {
+                boolean after = waiting.get();
+                Acquisition outcome = super.takeOver(previous, hold, lease, wakeUp);
                 if (after && outcome.isAcquired()) {
                     passed.incrementAndGet();
                 }
@@ -3948,6 +4068,19 @@ public abstract class LockProviderContract {
             if (t != null) {
                 t.interrupt();
             }
+        }
+
+        /**
+         * Waits, at most {@code bound}, until the thread is parked in its provider's line for a lock name, behind
+         * another owner of the same provider: the machinery's gate parks it with the gate as its blocker.
+         */
+        void awaitInLine(Duration bound) throws InterruptedException {
+            boolean inLine = eventually(bound, () -> {
+                Thread t = thread.get();
+                Object blocker = t == null ? null : LockSupport.getBlocker(t);
+                return blocker != null && blocker.getClass().getName().equals("io.locksmith.internal.Gate");
+            });
+            assertThat(inLine).as("%s parked in its provider's line within %d ms", name, bound.toMillis()).isTrue();
         }
 
         /** Waits, at most {@code bound}, until the thread is parked (best effort: it may be parked elsewhere). */
