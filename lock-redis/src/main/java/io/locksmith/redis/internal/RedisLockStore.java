@@ -203,6 +203,36 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
     }
 
     @Override
+    public boolean takesOver() {
+        return true;
+    }
+
+    /**
+     * One {@link RedisScripts#ACQUIRE} that also counts the lock free where its hash is exactly {@code previous}'s
+     * hold, and replaces that hold when it grants; a refused attempt releases {@code previous} with a second call,
+     * which publishes the wake-up as any release does.
+     */
+    @Override
+    public Acquisition takeOver(RedisHold previous, RedisHold hold, Duration lease, Runnable wakeUp) {
+        long attempt = attempts.incrementAndGet();
+        hold.attempt = attempt;
+        boolean claim = wakeUp != null;
+        Reply<Object> reply;
+        try {
+            reply = eval("acquire", hold.name, RedisScripts.ACQUIRE, hold.lock, hold.acquireKeys,
+                    takeOverArgs(previous, hold, lease, attempt, claim));
+        } catch (Failed e) {
+            cancelIfRun(e, hold, attempt, lease);
+            throw e;
+        }
+        Acquisition outcome = acquired(hold, reply.value);
+        if (!outcome.isAcquired()) {
+            release(previous);
+        }
+        return outcome;
+    }
+
+    @Override
     public Acquisition tryAcquire(RedisNodeStore.Attempt attempt, Duration lease) {
         return acquire(holdOf(attempt), callerAttempt(attempt), lease, attempt.claim());
     }
@@ -231,6 +261,17 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
         return fifo ? List.of(hold.ownerArg, leaseArg(lease), number(attempt), QUEUE_ARG,
                 number(queuedMillis(lease))) : List.of(hold.ownerArg, leaseArg(lease), number(attempt), CLAIM_ARG,
                 ticket < 0 ? NO_TICKET : number(ticket));
+    }
+
+    /** The arguments of {@link RedisScripts#ACQUIRE} for a take-over: always nine, the unused ones empty. */
+    private List<byte[]> takeOverArgs(RedisHold previous, RedisHold hold, Duration lease, long attempt,
+            boolean claim) {
+        byte[] none = new byte[0];
+        byte[] mode = !claim ? none : fifo ? QUEUE_ARG : CLAIM_ARG;
+        byte[] modeArg = !claim ? none : fifo ? number(queuedMillis(lease))
+                : hold.ticket < 0 ? NO_TICKET : number(hold.ticket);
+        return List.of(hold.ownerArg, leaseArg(lease), number(attempt), mode, modeArg, previous.ownerArg,
+                number(previous.attempt), hold.channel, sharded ? SHARDED : none);
     }
 
     /** The arguments of {@link RedisScripts#READ_ACQUIRE}: always six, the unused ones empty. */

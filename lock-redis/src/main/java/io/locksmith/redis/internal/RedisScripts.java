@@ -42,9 +42,13 @@ import java.util.HexFormat;
  *       it costs four commands inside the script: each command a script calls adds to the server's time per
  *       round trip. A waiter's attempt may claim the next turn (a hash of the claimant and its ticket, expiring
  *       with the claimant's lease, refreshed by each of its attempts): once {@link LockStore#GRANTS_PAST_A_CLAIM}
- *       more tokens than the ticket have been issued, a free lock goes to the claimant alone, and its grant deletes
- *       the claim. A run's ticket is the fencing counter when it was first answered busy, which the script tells
- *       it and it sends with its later attempts; a run with an older ticket takes the claim from a younger one, so
+ *       more tokens than the ticket have been issued, and at least one since the claim was made (its {@code since},
+ *       the counter then), a free lock goes to the claimant alone, and its grant deletes the claim. The one grant
+ *       since the claim lets the holder's provider hand the lock to its own next waiter once before the turn passes
+ *       (see {@link io.locksmith.spi.LockStore#takeOver}): a claimant that waited long has an old ticket, and without
+ *       it the lock would cross between processes at every grant, each crossing costing a release and a wake-up.
+ *       A run's ticket is the fencing counter when it was first answered busy, which the script tells it and it
+ *       sends with its later attempts; a run with an older ticket takes the claim from a younger one, so
  *       the waiter that has waited longest is the claimant, and the Redlock masters, whose counters move
  *       together, agree on it instead of splitting their claims among several waiters. The claim key joins the first {@code EXISTS}, so the usual
  *       case still costs one command to tell. With FIFO fairness a waiter's attempt queues its owner instead: a
@@ -54,7 +58,11 @@ import java.util.HexFormat;
  *       its own time, whatever the number of dead waiters (they lapse side by side, not one after another), and
  *       a free lock goes only to the head of the queue. Attempts that do not queue (bounded fairness) respect the
  *       queue too, so providers of both kinds on one lock never pass a queued waiter. The queue key joins the
- *       first {@code EXISTS}, and {@code TIME} is read only when a queue exists.</li>
+ *       first {@code EXISTS}, and {@code TIME} is read only when a queue exists. A take-over (the next run of the
+ *       same provider, to which its holder handed the lock) also counts the lock free where the hash holds exactly
+ *       the previous run's attempt, and a grant replaces that hold: one call instead of a release and an
+ *       acquisition, under the same claim and queue rules. Since the lock never came free, a take-over granted while
+ *       no claim lives publishes a wake-up, so that the other providers' waiters look again and claim.</li>
  *   <li>{@link #RELEASE}: deletes the hash only if it holds this owner's attempt, then publishes a wake-up.
  *       Retried after a lost answer, it finds the attempt gone and changes nothing, so it can never free a hold
  *       that another owner, or a later attempt of the same owner, took meanwhile. A run that holds nothing
@@ -103,7 +111,12 @@ public final class RedisScripts {
      * number, greater than the owner's earlier attempts), ARGV[4] {@link #CLAIM} if a busy answer should claim the
      * next turn, {@link #QUEUE} if it should queue the owner (FIFO fairness), or absent; ARGV[5] with
      * {@link #QUEUE}: how long in ms the owner stays queued unless it looks again; with {@link #CLAIM}: the run's
-     * ticket, the fencing counter when it was first answered busy here (empty until it knows it). Returns the new
+     * ticket, the fencing counter when it was first answered busy here (empty until it knows it); ARGV[6] and ARGV[7]
+     * (a take-over, see {@link io.locksmith.spi.LockStore#takeOver}): the owner and attempt of an exclusive hold of
+     * the same provider that counts as free, and that a grant replaces; then ARGV[8] the lock's channel and ARGV[9]
+     * {@link #SHARDED} or empty: a take-over granted while no claim lives publishes a wake-up there, since the lock
+     * never came free and the other providers' waiters, asleep until a release, must look again to claim the next
+     * turn. Returns the new
      * fencing token (&gt; 0), or this attempt's token if it holds the lock already; when busy, the negated
      * remaining lease in ms (&lt; 0), or 0 if that is unknown (the holder's hash has no expiry) or the attempt was
      * cancelled; when busy and queued, a one-element array of the remaining lease in ms (0 if unknown); when busy
@@ -113,6 +126,7 @@ public final class RedisScripts {
     public static final Script ACQUIRE = new Script("acquire", """
             local free = redis.call('exists', KEYS[1], KEYS[3], KEYS[4], KEYS[5]) == 0
             local refused = false
+            local handed = false
             local now = nil
             local headDeadline = nil
             if not free then
@@ -124,7 +138,9 @@ public final class RedisScripts {
                 redis.call('pexpire', KEYS[1], ARGV[2])
                 return tonumber(redis.call('get', KEYS[2]))
               end
-              free = redis.call('exists', KEYS[1]) == 0
+              handed = ARGV[6] ~= nil and ARGV[6] ~= '' and redis.call('hlen', KEYS[1]) == 1
+                and redis.call('hget', KEYS[1], ARGV[6]) == ARGV[7]
+              free = handed or redis.call('exists', KEYS[1]) == 0
                 or (held and (tonumber(held) or math.huge) < tonumber(ARGV[3]))
               if redis.call('exists', KEYS[5]) == 1 then
                 local t = redis.call('time')
@@ -140,7 +156,9 @@ public final class RedisScripts {
                 if claimant == ARGV[1] then
                   redis.call('del', KEYS[4])
                 elseif claimant and tonumber(redis.call('get', KEYS[2]) or '0')
-                    - tonumber(redis.call('hget', KEYS[4], 'at')) >= $GRANTS and not ($OLDER) then
+                    - math.max(tonumber(redis.call('hget', KEYS[4], 'at')),
+                      (tonumber(redis.call('hget', KEYS[4], 'since')) or 0) - $GRANTS + 1) >= $GRANTS
+                    and not ($OLDER) then
                   free = false
                   refused = true
                 end
@@ -148,6 +166,12 @@ public final class RedisScripts {
             end
             if free then
               local token = redis.call('incr', KEYS[2])
+              if handed then
+                redis.call('del', KEYS[1])
+                if redis.call('exists', KEYS[4]) == 0 then
+                  redis.call(ARGV[9] == 'sharded' and 'spublish' or 'publish', ARGV[8], 'released')
+                end
+              end
               redis.call('hset', KEYS[1], ARGV[1], ARGV[3])
               redis.call('pexpire', KEYS[1], ARGV[2])
               if now then
@@ -490,7 +514,8 @@ public final class RedisScripts {
                   local claimant = redis.call('hget', KEYS[4], 'owner')
                   if not claimant or (claimant ~= ARGV[1]
                       and (tonumber(redis.call('hget', KEYS[4], 'at')) or 0) > tonumber(ticket)) then
-                    redis.call('hset', KEYS[4], 'owner', ARGV[1], 'at', ticket, 'shared', '$SHARED')
+                    redis.call('hset', KEYS[4], 'owner', ARGV[1], 'at', ticket, 'shared', '$SHARED', 'since',
+                      redis.call('get', KEYS[2]) or '0')
                     claimant = ARGV[1]
                   end
                   if claimant == ARGV[1] then
