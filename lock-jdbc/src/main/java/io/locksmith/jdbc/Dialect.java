@@ -167,12 +167,31 @@ abstract class Dialect {
      * read each other, which MySQL evaluates left to right and the others all at once.
      */
     final String acquireUpdate(String table, String tokenExpression, boolean refuseReaders) {
+        return acquireUpdate(table, tokenExpression, refuseReaders, false);
+    }
+
+    /**
+     * {@link #acquireUpdate}, or with {@code handed} the take-over ({@link LockStore#takeOver}): the row also counts
+     * as free where the previous run of the same provider, the owner id bound after the key, holds it, so that the
+     * update replaces that hold; binds owner, lease micros, owner, key, previous owner, owner.
+     */
+    final String acquireUpdate(String table, String tokenExpression, boolean refuseReaders, boolean handed) {
         return "UPDATE " + table + " SET owner = ?, token = " + tokenExpression + ", acquired_at = " + now()
                 + ", expires_at = " + nowPlusMicros() + ", claimant = CASE WHEN claimant = ? OR claim_until <= "
                 + now() + " THEN NULL ELSE claimant END WHERE lock_key = ? AND (owner IS NULL OR expires_at <= "
-                + now() + ") AND (claimant IS NULL OR claimant = ? OR claim_until <= " + now() + " OR token -"
-                + " claim_token < " + LockStore.GRANTS_PAST_A_CLAIM + ")"
+                + now() + (handed ? " OR owner = ?" : "") + ") AND (claimant IS NULL OR claimant = ? OR claim_until <= "
+                + now() + " OR token - claim_token < " + LockStore.GRANTS_PAST_A_CLAIM + ")"
                 + (refuseReaders ? " AND (readers_until IS NULL OR readers_until <= " + now() + ")" : "");
+    }
+
+    /**
+     * The take-over statement, binding as {@link #acquireUpdate} with {@code handed}: as {@link #acquireSql}, the
+     * new token or nothing; where {@link #notifiesReleases}, it also wakes the row's waiters when it grants while no
+     * claim lives but one lived lately (a waiter then sleeps until a release, and the lock, handed from run to run,
+     * would never be released), binding the channel last.
+     */
+    String takeOverSql(String table, boolean refuseReaders) {
+        return returningToken(next -> acquireUpdate(table, next, refuseReaders, true), "token + 1");
     }
 
     /**

@@ -339,6 +339,27 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
         });
     }
 
+    @Override
+    public boolean takesOver() {
+        return true;
+    }
+
+    /**
+     * One statement that takes the row from {@code previous} for {@code hold} (see {@link LockTable#takeOver});
+     * when it takes nothing (a claim has had its turns, read holds may live, the hold expired), {@code previous}
+     * is released and {@code hold} makes an ordinary attempt.
+     */
+    @Override
+    public Acquisition takeOver(LeaseHold previous, LeaseHold hold, Duration lease, Runnable wakeUp) {
+        long token = table.call("taking '" + hold.name + "' over", connection ->
+                table.takeOver(connection, hold.key, hold.owner, previous.owner, lease, channel));
+        if (token >= 0) {
+            return Acquisition.acquired(token);
+        }
+        release(previous);
+        return tryAcquire(hold, lease, Duration.ZERO, wakeUp);
+    }
+
     /** Ends the claim of a run that stopped waiting, if it ever claimed. */
     @Override
     public void abandon(LeaseHold hold) {

@@ -712,6 +712,30 @@ final class LockTable {
     }
 
     /**
+     * The take-over of {@link LockStore#takeOver}: the compare-and-set of {@link #compareAndSet} that also takes the
+     * row where {@code previous}, a run of the same provider, holds it (see {@link Dialect#takeOverSql}), in
+     * autocommit.
+     *
+     * @return the row's new token, or -1 if it took nothing
+     */
+    long takeOver(Connection connection, byte[] key, String owner, String previous, Duration lease, String channel)
+            throws SQLException {
+        try (PreparedStatement update = prepareTokenStatement(connection, leaseSql.takeOver())) {
+            bound(update);
+            update.setString(1, owner);
+            update.setLong(2, Dialect.micros(lease));
+            update.setString(3, owner);
+            update.setBytes(4, key);
+            update.setString(5, previous);
+            update.setString(6, owner);
+            if (dialect.notifiesReleases()) {
+                update.setString(7, channel);
+            }
+            return runTokenStatement(connection, update);
+        }
+    }
+
+    /**
      * What a compare-and-set answered: the row's new token if it took the row, else -1; and if it took nothing,
      * the row as the same statement found it where the dialect reads it ({@link Dialect#acquireOrReadSql}), else
      * null.
@@ -1143,13 +1167,14 @@ final class LockTable {
 
     /** The lease-mode statements on the hot path, written once per table. */
     private record LeaseSql(String acquire, String acquireOrRead, String acquireOrLook, String acquirePastReaders,
-            String claim, String release, String dropClaim, String readToken, String readAcquire,
+            String takeOver, String claim, String release, String dropClaim, String readToken, String readAcquire,
             String upsertReader, String releaseReader, String upsertReaderThenReadAcquire) {
 
         static LeaseSql of(Dialect d, String table, boolean readers) {
             String readToken = readTokenSql(d, table, readers);
             return new LeaseSql(d.acquireSql(table, readers), d.acquireOrReadSql(table, readers),
-                    d.acquireOrLookSql(table, readers, readToken), d.acquireSql(table, false), d.claimSql(table),
+                    d.acquireOrLookSql(table, readers, readToken), d.acquireSql(table, false),
+                    d.takeOverSql(table, readers), d.claimSql(table),
                     d.releaseSql(table), d.dropClaimSql(table), readToken, d.readAcquireSql(table),
                     d.upsertReader(table), d.releaseReaderSql(table), d.upsertReaderThenReadAcquireSql(table));
         }

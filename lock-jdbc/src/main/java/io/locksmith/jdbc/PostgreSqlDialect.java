@@ -86,6 +86,18 @@ final class PostgreSqlDialect extends Dialect {
                 + look + " AND NOT EXISTS (SELECT 1 FROM taken)";
     }
 
+    /**
+     * The take-over, and a notification without a claimant where the row had waiters lately ({@code claim_until}
+     * has not passed) but no live claim is left: the waiters sleep until a release, and must look again to claim
+     * the next turn while the lock passes between one provider's runs.
+     */
+    @Override
+    String takeOverSql(String table, boolean refuseReaders) {
+        return "WITH taken AS (" + acquireUpdate(table, "token + 1", refuseReaders, true) + " RETURNING token,"
+                + " lock_key, claimant IS NULL AND claim_until > now() AS unclaimed) SELECT token, CASE WHEN"
+                + " unclaimed THEN pg_notify(?, encode(lock_key, 'hex')) END FROM taken";
+    }
+
     @Override
     String upsertReader(String table) {
         return "INSERT INTO " + table + "_readers (lock_key, owner, expires_at) VALUES (?, ?, " + nowPlusMicros()
