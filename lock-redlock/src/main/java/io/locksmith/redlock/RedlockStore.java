@@ -201,18 +201,69 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
         boolean[] answeredBusy = new boolean[nodes.size()];
         QuorumWakeUp wakeUps = wakeUp != null ? this.wakeUps.get(wakeUp) : null;
         if (wakeUps == null) {
-            return acquire(hold, lease, wakeUp, answeredBusy);
+            return acquire(hold, lease, wakeUp, answeredBusy, null, 0, null);
         }
         wakeUps.roundStarting();
         try {
-            return acquire(hold, lease, wakeUp, answeredBusy);
+            return acquire(hold, lease, wakeUp, answeredBusy, null, 0, null);
         } finally {
             wakeUps.roundEnded(answeredBusy);
         }
     }
 
-    /** One round; marks in {@code answeredBusy} the nodes that answered it busy. */
-    private Acquisition acquire(Hold hold, Duration lease, Runnable wakeUp, boolean[] answeredBusy) {
+    @Override
+    public boolean takesOver() {
+        return true;
+    }
+
+    /**
+     * One round whose acquire script on each master also counts the lock free where that master keeps
+     * {@code previous}'s round, and replaces it there when it grants (see lock-redis). Wherever this round was not
+     * granted (refused, unanswered, or granted and then given back because the round failed) {@code previous} is
+     * released afterwards, so that nothing of it outlives the round. A previous round that a master had not
+     * answered when it was granted is released and acquired as usual instead: a take-over sent to that master
+     * could overtake the acquisition still on its way.
+     */
+    @Override
+    public Acquisition takeOver(Hold previous, Hold hold, Duration lease, Runnable wakeUp) {
+        Round handed = previous.latest;
+        if (handed == null || handed.unanswered() != null) {
+            release(previous);
+            return tryAcquire(hold, lease, Duration.ZERO, wakeUp);
+        }
+        boolean[] answeredBusy = new boolean[nodes.size()];
+        boolean[] granted = new boolean[nodes.size()];
+        QuorumWakeUp wakeUps = wakeUp != null ? this.wakeUps.get(wakeUp) : null;
+        Acquisition outcome;
+        if (wakeUps != null) {
+            wakeUps.roundStarting();
+        }
+        try {
+            outcome = acquire(hold, lease, wakeUp, answeredBusy, previous, handed.attempt(), granted);
+        } finally {
+            if (wakeUps != null) {
+                wakeUps.roundEnded(answeredBusy);
+            }
+        }
+        boolean everywhere = true;
+        for (boolean replaced : granted) {
+            everywhere &= replaced;
+        }
+        if (!outcome.isAcquired() || !everywhere) {
+            // released on the masters that did not grant this round: where it granted, the grant replaced it
+            releaseExcept(outcome.isAcquired() ? granted : new boolean[nodes.size()], previous, handed.attempt(),
+                    null);
+        }
+        return outcome;
+    }
+
+    /**
+     * One round; marks in {@code answeredBusy} the nodes that answered it busy, and in {@code grantedOut} (unless
+     * null) those that granted it. With a {@code previous} hold, each master's attempt takes over that hold's round
+     * {@code previousAttempt} there.
+     */
+    private Acquisition acquire(Hold hold, Duration lease, Runnable wakeUp, boolean[] answeredBusy, Hold previous,
+            long previousAttempt, boolean[] grantedOut) {
         String name = hold.name;
         long attempt = attempts.incrementAndGet();
         long leaseNanos = lease.toNanos();
@@ -221,9 +272,11 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
         hold.latest = new Round(attempt, null);
         // a waiter claims the next turn on every node that answers busy; a quorum of claims makes it the next taker
         boolean claim = wakeUp != null;
+        IntFunction<RedisNodeStore.Attempt> on = previous == null ? i -> hold.on(i, attempt, claim)
+                : i -> hold.on(i, attempt, claim, previous.on(i, previousAttempt));
         Votes<Acquisition> round = pipelines != null
-                ? pipelined(i -> pipelines[i].sendAcquire(hold.on(i, attempt, claim), lease))
-                : fanOut(null, i -> nodes.get(i).store().tryAcquire(hold.on(i, attempt, claim), lease));
+                ? pipelined(i -> pipelines[i].sendAcquire(on.apply(i), lease))
+                : fanOut(null, i -> nodes.get(i).store().tryAcquire(on.apply(i), lease));
         List<Integer> granted = new ArrayList<>();
         long maxToken = 0;
         long minBusy = Long.MAX_VALUE;
@@ -236,6 +289,9 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
             }
             if (a.isAcquired()) {
                 granted.add(i);
+                if (grantedOut != null) {
+                    grantedOut[i] = true;
+                }
                 maxToken = Math.max(maxToken, a.fencingToken());
             } else {
                 busy++;
@@ -773,6 +829,11 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
         /** Round {@code attempt} of this run on node {@code i}, claiming the next turn there if {@code claim}. */
         RedisNodeStore.Attempt on(int i, long attempt, boolean claim) {
             return new RedisNodeStore.Attempt(onNode[i], attempt, claim);
+        }
+
+        /** {@link #on(int, long, boolean)} taking over {@code previous}, another run's round on the same node. */
+        RedisNodeStore.Attempt on(int i, long attempt, boolean claim, RedisNodeStore.Attempt previous) {
+            return new RedisNodeStore.Attempt(onNode[i], attempt, claim, previous);
         }
 
         @Override

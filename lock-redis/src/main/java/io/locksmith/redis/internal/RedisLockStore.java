@@ -199,7 +199,7 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
     public Acquisition tryAcquire(RedisHold hold, Duration lease, Duration wait, Runnable wakeUp) {
         long attempt = attempts.incrementAndGet();
         hold.attempt = attempt;
-        return acquire(hold, attempt, lease, wakeUp != null);
+        return acquire(hold, attempt, lease, wakeUp != null, null);
     }
 
     @Override
@@ -220,7 +220,7 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
         Reply<Object> reply;
         try {
             reply = eval("acquire", hold.name, RedisScripts.ACQUIRE, hold.lock, hold.acquireKeys,
-                    takeOverArgs(previous, hold, lease, attempt, claim));
+                    takeOverArgs(previous, previous.attempt, hold, lease, attempt, claim));
         } catch (Failed e) {
             cancelIfRun(e, hold, attempt, lease);
             throw e;
@@ -234,18 +234,22 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
 
     @Override
     public Acquisition tryAcquire(RedisNodeStore.Attempt attempt, Duration lease) {
-        return acquire(holdOf(attempt), callerAttempt(attempt), lease, attempt.claim());
+        return acquire(holdOf(attempt), callerAttempt(attempt), lease, attempt.claim(), attempt.previous());
     }
 
-    /** Makes one attempt; a busy answer claims the next turn if {@code claim}. */
-    private Acquisition acquire(RedisHold hold, long attempt, Duration lease, boolean claim) {
+    /**
+     * Makes one attempt; a busy answer claims the next turn if {@code claim}; a grant replaces the hold of
+     * {@code previous}'s round (null: none), which a refusal leaves alone.
+     */
+    private Acquisition acquire(RedisHold hold, long attempt, Duration lease, boolean claim,
+            RedisNodeStore.Attempt previous) {
         Reply<Object> reply;
         try {
             reply = hold.shared
                     ? eval("read-acquire", hold.name, RedisScripts.READ_ACQUIRE, hold.lock, hold.acquireKeys,
                             readArgs(hold, lease, attempt, claim))
                     : eval("acquire", hold.name, RedisScripts.ACQUIRE, hold.lock, hold.acquireKeys,
-                            acquireArgs(hold, lease, attempt, claim));
+                            args(hold, lease, attempt, claim, previous));
         } catch (Failed e) {
             cancelIfRun(e, hold, attempt, lease);
             throw e;
@@ -263,15 +267,22 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
                 ticket < 0 ? NO_TICKET : number(ticket));
     }
 
+    /** The arguments of {@link RedisScripts#ACQUIRE}, taking over {@code previous}'s round where it is not null. */
+    private List<byte[]> args(RedisHold hold, Duration lease, long attempt, boolean claim,
+            RedisNodeStore.Attempt previous) {
+        return previous == null ? acquireArgs(hold, lease, attempt, claim)
+                : takeOverArgs(holdOf(previous), previous.id(), hold, lease, attempt, claim);
+    }
+
     /** The arguments of {@link RedisScripts#ACQUIRE} for a take-over: always nine, the unused ones empty. */
-    private List<byte[]> takeOverArgs(RedisHold previous, RedisHold hold, Duration lease, long attempt,
-            boolean claim) {
+    private List<byte[]> takeOverArgs(RedisHold previous, long previousAttempt, RedisHold hold, Duration lease,
+            long attempt, boolean claim) {
         byte[] none = new byte[0];
         byte[] mode = !claim ? none : fifo ? QUEUE_ARG : CLAIM_ARG;
         byte[] modeArg = !claim ? none : fifo ? number(queuedMillis(lease))
                 : hold.ticket < 0 ? NO_TICKET : number(hold.ticket);
         return List.of(hold.ownerArg, leaseArg(lease), number(attempt), mode, modeArg, previous.ownerArg,
-                number(previous.attempt), hold.channel, sharded ? SHARDED : none);
+                number(previousAttempt), hold.channel, sharded ? SHARDED : none);
     }
 
     /** The arguments of {@link RedisScripts#READ_ACQUIRE}: always six, the unused ones empty. */
@@ -409,7 +420,7 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
         long id = callerAttempt(attempt);
         Sent sent = hold.shared ? new Sent("read-acquire", hold, RedisScripts.READ_ACQUIRE, hold.acquireKeys,
                 readArgs(hold, lease, id, attempt.claim())) : new Sent("acquire", hold, RedisScripts.ACQUIRE,
-                hold.acquireKeys, acquireArgs(hold, lease, id, attempt.claim()));
+                hold.acquireKeys, args(hold, lease, id, attempt.claim(), attempt.previous()));
         return deadline -> {
             Reply<Object> reply;
             try {

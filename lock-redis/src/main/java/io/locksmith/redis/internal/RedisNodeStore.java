@@ -123,10 +123,12 @@ public interface RedisNodeStore extends AutoCloseable {
 
     /**
      * One round of an acquisition run on one server: the run's hold there, a number the caller gives the round,
-     * greater than every earlier round of that run, and whether an acquisition answered busy claims the next turn
-     * there (see {@link LockStore#tryAcquire}).
+     * greater than every earlier round of that run, whether an acquisition answered busy claims the next turn
+     * there (see {@link LockStore#tryAcquire}), and the round of another run of the same provider whose hold there
+     * the acquisition takes over, or null (see {@link LockStore#takeOver}: where the server grants, the grant
+     * replaces that hold; where it does not, the hold is left as it was).
      */
-    record Attempt(Hold hold, long id, boolean claim) {
+    record Attempt(Hold hold, long id, boolean claim, Attempt previous) {
         public Attempt {
             Objects.requireNonNull(hold, "hold");
             if (id <= 0) {
@@ -134,9 +136,14 @@ public interface RedisNodeStore extends AutoCloseable {
             }
         }
 
+        /** A round that takes nothing over. */
+        public Attempt(Hold hold, long id, boolean claim) {
+            this(hold, id, claim, null);
+        }
+
         /** A round that claims nothing. */
         public Attempt(Hold hold, long id) {
-            this(hold, id, false);
+            this(hold, id, false, null);
         }
     }
 
