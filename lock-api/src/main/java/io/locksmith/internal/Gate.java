@@ -21,6 +21,8 @@ final class Gate {
     // guarded by lock
     private final ArrayDeque<Waiter> queue = new ArrayDeque<>();
     private boolean taken;
+    /** The length of {@link #queue}, written under the lock at each change, read without it by {@link #mayHaveQueued}. */
+    private volatile int queued;
     /** Set when the provider closes: everyone passes, and must then see the closed provider. */
     private boolean broken;
 
@@ -77,6 +79,7 @@ final class Gate {
             }
             me = new Waiter(Thread.currentThread(), null);
             queue.add(me);
+            queued = queue.size();
         } finally {
             lock.unlock();
         }
@@ -117,6 +120,7 @@ final class Gate {
                 waiter.entered = true;
             } else {
                 queue.add(waiter);
+                queued = queue.size();
             }
         } finally {
             lock.unlock();
@@ -139,6 +143,7 @@ final class Gate {
                 return false;
             }
             queue.remove(waiter);
+            queued = queue.size();
             return true;
         } finally {
             lock.unlock();
@@ -158,6 +163,7 @@ final class Gate {
                 taken = false;
                 return;
             }
+            queued = queue.size();
             next.entered = true;
         } finally {
             lock.unlock();
@@ -181,12 +187,21 @@ final class Gate {
                 return false;
             }
             next = queue.poll();
+            queued = queue.size();
             next.entered = true;
         } finally {
             lock.unlock();
         }
         next.wake();
         return true;
+    }
+
+    /**
+     * Whether anyone may wait in line, without taking the line's lock: a hint for the uncontended path, which then
+     * never locks; {@link #handTo} decides under the lock.
+     */
+    boolean mayHaveQueued() {
+        return queued > 0;
     }
 
     /** Whether anyone waits in line. */
@@ -207,6 +222,7 @@ final class Gate {
             broken = true;
             waiting = new ArrayList<>(queue);
             queue.clear();
+            queued = 0;
             for (Waiter waiter : waiting) {
                 waiter.entered = true;
             }

@@ -1074,7 +1074,7 @@ public final class StoreLockProvider<H> implements LockProvider {
      */
     private boolean handedOver(Hold hold) {
         LockEntry entry = hold.entry;
-        if (!entry.gate.hasQueued() || readEntries.get() > 0) {
+        if (!entry.gate.mayHaveQueued() || readEntries.get() > 0) {
             return false;
         }
         boolean handed = entry.gate.handTo(() -> {
