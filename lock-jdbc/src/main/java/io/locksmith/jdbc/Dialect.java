@@ -167,20 +167,24 @@ abstract class Dialect {
      * read each other, which MySQL evaluates left to right and the others all at once.
      */
     final String acquireUpdate(String table, String tokenExpression, boolean refuseReaders) {
-        return acquireUpdate(table, tokenExpression, refuseReaders, false);
+        return acquireUpdate(table, tokenExpression, refuseReaders, false, false);
     }
 
     /**
      * {@link #acquireUpdate}, or with {@code handed} the take-over ({@link LockStore#takeOver}): the row also counts
      * as free where the previous run of the same provider, the owner id bound after the key, holds it, so that the
-     * update replaces that hold; binds owner, lease micros, owner, key, previous owner, owner.
+     * update replaces that hold; binds owner, lease micros, owner, key, previous owner, owner. With
+     * {@code pastClaim} (only with {@code handed}) it takes the row whatever the claim: see
+     * {@link #takeOverSql}.
      */
-    final String acquireUpdate(String table, String tokenExpression, boolean refuseReaders, boolean handed) {
+    final String acquireUpdate(String table, String tokenExpression, boolean refuseReaders, boolean handed,
+            boolean pastClaim) {
         return "UPDATE " + table + " SET owner = ?, token = " + tokenExpression + ", acquired_at = " + now()
                 + ", expires_at = " + nowPlusMicros() + ", claimant = CASE WHEN claimant = ? OR claim_until <= "
                 + now() + " THEN NULL ELSE claimant END WHERE lock_key = ? AND (owner IS NULL OR expires_at <= "
-                + now() + (handed ? " OR owner = ?" : "") + ") AND (claimant IS NULL OR claimant = ? OR claim_until <= "
-                + now() + " OR token - claim_token < " + LockStore.GRANTS_PAST_A_CLAIM + ")"
+                + now() + (handed ? " OR owner = ?" : "") + ") AND (" + (pastClaim ? "claimant = ? OR 1 = 1" : "claimant"
+                + " IS NULL OR claimant = ? OR claim_until <= " + now() + " OR token - claim_token < "
+                + LockStore.GRANTS_PAST_A_CLAIM) + ")"
                 + (refuseReaders ? " AND (readers_until IS NULL OR readers_until <= " + now() + ")" : "");
     }
 
@@ -189,9 +193,15 @@ abstract class Dialect {
      * new token or nothing; where {@link #notifiesReleases}, it also wakes the row's waiters when it grants while no
      * claim lives but one lived lately (a waiter then sleeps until a release, and the lock, handed from run to run,
      * would never be released), binding the channel last.
+     *
+     * <p>With {@code pastClaim} the take-over ignores the claim: for a previous run that was itself the claimant
+     * when it was granted, whose grant ended that claim, so that any claim living now was made during its hold.
+     * Such a claim lets one grant pass, as on Redis, however old its claimant's ticket: the claimant's provider
+     * hands the lock to its own next thread once before the turn passes, instead of that thread waiting a whole
+     * rotation again.
      */
-    String takeOverSql(String table, boolean refuseReaders) {
-        return returningToken(next -> acquireUpdate(table, next, refuseReaders, true), "token + 1");
+    String takeOverSql(String table, boolean refuseReaders, boolean pastClaim) {
+        return returningToken(next -> acquireUpdate(table, next, refuseReaders, true, pastClaim), "token + 1");
     }
 
     /**

@@ -347,12 +347,16 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
     /**
      * One statement that takes the row from {@code previous} for {@code hold} (see {@link LockTable#takeOver});
      * when it takes nothing (a claim has had its turns, read holds may live, the hold expired), {@code previous}
-     * is released and {@code hold} makes an ordinary attempt.
+     * is released and {@code hold} makes an ordinary attempt. After a previous run that was the claimant when it
+     * was granted, the take-over passes the claim living now, which was made during that run's hold: one grant
+     * after a claim is made, as on Redis.
      */
     @Override
     public Acquisition takeOver(LeaseHold previous, LeaseHold hold, Duration lease, Runnable wakeUp) {
+        // a previous run granted as the claimant ended its claim then: a claim living now was made during its hold
+        boolean pastClaim = previous.claimHeld;
         long token = table.call("taking '" + hold.name + "' over", connection ->
-                table.takeOver(connection, hold.key, hold.owner, previous.owner, lease, channel));
+                table.takeOver(connection, hold.key, hold.owner, previous.owner, pastClaim, lease, channel));
         if (token >= 0) {
             return Acquisition.acquired(token);
         }

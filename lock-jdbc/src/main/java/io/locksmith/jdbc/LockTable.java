@@ -713,23 +713,18 @@ final class LockTable {
 
     /**
      * The take-over of {@link LockStore#takeOver}: the compare-and-set of {@link #compareAndSet} that also takes the
-     * row where {@code previous}, a run of the same provider, holds it (see {@link Dialect#takeOverSql}), in
-     * autocommit.
+     * row where {@code previous}, a run of the same provider, holds it (see {@link Dialect#takeOverSql}; with
+     * {@code pastClaim}, whatever the claim), in autocommit.
      *
      * @return the row's new token, or -1 if it took nothing
      */
-    long takeOver(Connection connection, byte[] key, String owner, String previous, Duration lease, String channel)
-            throws SQLException {
-        try (PreparedStatement update = prepareTokenStatement(connection, leaseSql.takeOver())) {
-            bound(update);
-            update.setString(1, owner);
-            update.setLong(2, Dialect.micros(lease));
-            update.setString(3, owner);
-            update.setBytes(4, key);
-            update.setString(5, previous);
-            update.setString(6, owner);
+    long takeOver(Connection connection, byte[] key, String owner, String previous, boolean pastClaim, Duration lease,
+            String channel) throws SQLException {
+        try (PreparedStatement update = prepareTokenStatement(connection,
+                pastClaim ? leaseSql.takeOverPastClaim() : leaseSql.takeOver())) {
+            int next = bindAcquire(update, key, owner, lease, previous);
             if (dialect.notifiesReleases()) {
-                update.setString(7, channel);
+                update.setString(next, channel);
             }
             return runTokenStatement(connection, update);
         }
@@ -763,12 +758,28 @@ final class LockTable {
     /** Bounds an acquisition statement ({@link Dialect#acquireUpdate}) and binds its parameters. */
     private void bindAcquire(PreparedStatement statement, byte[] key, String owner, Duration lease)
             throws SQLException {
+        bindAcquire(statement, key, owner, lease, null);
+    }
+
+    /**
+     * Bounds an acquisition statement and binds its parameters, with the previous run's owner id after the key for
+     * a take-over (not null: {@link Dialect#acquireUpdate} with {@code handed}).
+     *
+     * @return the index of the next parameter
+     */
+    private int bindAcquire(PreparedStatement statement, byte[] key, String owner, Duration lease, String previous)
+            throws SQLException {
         bound(statement);
         statement.setString(1, owner);
         statement.setLong(2, Dialect.micros(lease));
         statement.setString(3, owner);
         statement.setBytes(4, key);
-        statement.setString(5, owner);
+        int next = 5;
+        if (previous != null) {
+            statement.setString(next++, previous);
+        }
+        statement.setString(next++, owner);
+        return next;
     }
 
     private PreparedStatement prepareTokenStatement(Connection connection, String sql) throws SQLException {
@@ -1167,14 +1178,14 @@ final class LockTable {
 
     /** The lease-mode statements on the hot path, written once per table. */
     private record LeaseSql(String acquire, String acquireOrRead, String acquireOrLook, String acquirePastReaders,
-            String takeOver, String claim, String release, String dropClaim, String readToken, String readAcquire,
+            String takeOver, String takeOverPastClaim, String claim, String release, String dropClaim, String readToken, String readAcquire,
             String upsertReader, String releaseReader, String upsertReaderThenReadAcquire) {
 
         static LeaseSql of(Dialect d, String table, boolean readers) {
             String readToken = readTokenSql(d, table, readers);
             return new LeaseSql(d.acquireSql(table, readers), d.acquireOrReadSql(table, readers),
                     d.acquireOrLookSql(table, readers, readToken), d.acquireSql(table, false),
-                    d.takeOverSql(table, readers), d.claimSql(table),
+                    d.takeOverSql(table, readers, false), d.takeOverSql(table, readers, true), d.claimSql(table),
                     d.releaseSql(table), d.dropClaimSql(table), readToken, d.readAcquireSql(table),
                     d.upsertReader(table), d.releaseReaderSql(table), d.upsertReaderThenReadAcquireSql(table));
         }

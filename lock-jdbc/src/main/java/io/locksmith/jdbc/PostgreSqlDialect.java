@@ -92,8 +92,9 @@ final class PostgreSqlDialect extends Dialect {
      * the next turn while the lock passes between one provider's runs.
      */
     @Override
-    String takeOverSql(String table, boolean refuseReaders) {
-        return "WITH taken AS (" + acquireUpdate(table, "token + 1", refuseReaders, true) + " RETURNING token,"
+    String takeOverSql(String table, boolean refuseReaders, boolean pastClaim) {
+        return "WITH taken AS (" + acquireUpdate(table, "token + 1", refuseReaders, true, pastClaim)
+                + " RETURNING token,"
                 + " lock_key, claimant IS NULL AND claim_until > now() AS unclaimed) SELECT token, CASE WHEN"
                 + " unclaimed THEN pg_notify(?, encode(lock_key, 'hex')) END FROM taken";
     }

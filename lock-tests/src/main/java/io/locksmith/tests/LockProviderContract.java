@@ -56,6 +56,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 import org.assertj.core.api.SoftAssertions;
@@ -3499,18 +3500,18 @@ public abstract class LockProviderContract {
         return new ForwardingLockStore<>(store) {
             @Override
             public Acquisition tryAcquire(H hold, Duration lease, Duration wait, Runnable wakeUp) {
-                boolean after = waiting.get();
-                Acquisition outcome = super.tryAcquire(hold, lease, wait, wakeUp);
-                if (after && outcome.isAcquired()) {
-                    passed.incrementAndGet();
-                }
-                return outcome;
+                return counted(() -> super.tryAcquire(hold, lease, wait, wakeUp));
             }
 
             @Override
             public Acquisition takeOver(H previous, H hold, Duration lease, Runnable wakeUp) {
+                return counted(() -> super.takeOver(previous, hold, lease, wakeUp));
+            }
+
+            /** Counts a grant of an attempt that began after the waiter's first busy answer. */
+            private Acquisition counted(Supplier<Acquisition> attempt) {
                 boolean after = waiting.get();
-                Acquisition outcome = super.takeOver(previous, hold, lease, wakeUp);
+                Acquisition outcome = attempt.get();
                 if (after && outcome.isAcquired()) {
                     passed.incrementAndGet();
                 }
