@@ -198,14 +198,20 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
 
     @Override
     public Acquisition tryAcquire(Hold hold, Duration lease, Duration wait, Runnable wakeUp) {
+        return watchedRound(hold, lease, wakeUp, null, 0, null);
+    }
+
+    /** One round ({@link #acquire}), which the waiter's quorum wake-up, if it has one, is told of. */
+    private Acquisition watchedRound(Hold hold, Duration lease, Runnable wakeUp, Hold previous, long previousAttempt,
+            boolean[] granted) {
         boolean[] answeredBusy = new boolean[nodes.size()];
         QuorumWakeUp wakeUps = wakeUp != null ? this.wakeUps.get(wakeUp) : null;
         if (wakeUps == null) {
-            return acquire(hold, lease, wakeUp, answeredBusy, null, 0, null);
+            return acquire(hold, lease, wakeUp, answeredBusy, previous, previousAttempt, granted);
         }
         wakeUps.roundStarting();
         try {
-            return acquire(hold, lease, wakeUp, answeredBusy, null, 0, null);
+            return acquire(hold, lease, wakeUp, answeredBusy, previous, previousAttempt, granted);
         } finally {
             wakeUps.roundEnded(answeredBusy);
         }
@@ -231,20 +237,8 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
             release(previous);
             return tryAcquire(hold, lease, Duration.ZERO, wakeUp);
         }
-        boolean[] answeredBusy = new boolean[nodes.size()];
         boolean[] granted = new boolean[nodes.size()];
-        QuorumWakeUp wakeUps = wakeUp != null ? this.wakeUps.get(wakeUp) : null;
-        Acquisition outcome;
-        if (wakeUps != null) {
-            wakeUps.roundStarting();
-        }
-        try {
-            outcome = acquire(hold, lease, wakeUp, answeredBusy, previous, handed.attempt(), granted);
-        } finally {
-            if (wakeUps != null) {
-                wakeUps.roundEnded(answeredBusy);
-            }
-        }
+        Acquisition outcome = watchedRound(hold, lease, wakeUp, previous, handed.attempt(), granted);
         boolean everywhere = true;
         for (boolean replaced : granted) {
             everywhere &= replaced;
