@@ -115,6 +115,43 @@ class JdbcClaimTest {
 
     @ParameterizedTest(name = "{0}")
     @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES", "MYSQL_CONNECTOR_J"})
+    @DisplayName("a take-over replaces the previous hold; right after a claimant's own grant it passes a claim made "
+            + "during that hold once, however old its ticket, and the next take-over is refused and frees the lock")
+    void takeOverPassesAClaimMadeDuringTheClaimantsHoldOnce(JdbcTarget target) throws Exception {
+        LockStore<Object> mine = store(target);
+        LockStore<Object> theirs = store(target);
+        Object first = theirs.newHold(NAME, "a.1");
+        long t1 = theirs.tryAcquire(first, LEASE, Duration.ZERO, null).fencingToken();
+        Object minesRun = claimant(mine, "m.1");
+        Object old = theirs.newHold(NAME, "w.1");
+        assertThat(theirs.tryAcquire(old, LEASE, Duration.ZERO, WAITS).isClaimed())
+                .as("a second waiter, ticket %d like the claimant's: no claim", t1).isFalse();
+        assertThat(theirs.release(first)).isTrue();
+        othersTakeTurns(theirs, "o", LockStore.GRANTS_PAST_A_CLAIM);
+        Acquisition turn = mine.tryAcquire(minesRun, LEASE, Duration.ZERO, WAITS);
+        assertThat(turn.isAcquired()).as("the claimant's turn: %s", turn).isTrue();
+        assertThat(theirs.tryAcquire(old, LEASE, Duration.ZERO, WAITS).isClaimed())
+                .as("the second waiter claims during the claimant's hold, with its ticket %d: due at once", t1).isTrue();
+
+        Object next = mine.newHold(NAME, "m.2");
+        Acquisition passed = mine.takeOver(minesRun, next, LEASE, WAITS);
+        assertThat(passed.isAcquired()).as("the take-over right after the claimant's grant: %s", passed).isTrue();
+        assertThat(passed.fencingToken()).isEqualTo(turn.fencingToken() + 1);
+        assertThat(mine.release(minesRun)).as("the hold it replaced").isFalse();
+
+        Object third = mine.newHold(NAME, "m.3");
+        Acquisition refused = mine.takeOver(next, third, LEASE, WAITS);
+        assertThat(refused.isAcquired()).as("the next take-over, the claim having had its grant: %s", refused)
+                .isFalse();
+        assertThat(mine.isLocked(NAME)).as("the refused take-over released the previous hold").isFalse();
+        mine.abandon(third);
+        Acquisition theirTurn = theirs.tryAcquire(old, LEASE, Duration.ZERO, WAITS);
+        assertThat(theirTurn.isAcquired()).as("the claimant's turn: %s", theirTurn).isTrue();
+        assertThat(theirs.release(old)).isTrue();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES", "MYSQL_CONNECTOR_J"})
     @DisplayName("a waiter's claim lets others take the lock 8 times, then only the claimant; its grant ends it")
     void claimantGetsTheTurnAfterEightGrants(JdbcTarget target) throws Exception {
         LockStore<Object> holders = store(target);

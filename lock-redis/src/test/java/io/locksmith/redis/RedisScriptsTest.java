@@ -128,6 +128,50 @@ class RedisScriptsTest {
         assertThat(acquire("c", ALICE, 21)).as("free for anyone again").isEqualTo(11);
     }
 
+    /**
+     * A take-over of {@code previous}'s {@code previousAttempt} by {@code owner}, as a run that will wait (it claims
+     * with no ticket yet when refused).
+     */
+    private Object takeOver(String name, String owner, long attempt, String previous, long previousAttempt) {
+        return run(RedisScripts.ACQUIRE, acquireKeys(name), owner, LEASE, Long.toString(attempt), RedisScripts.CLAIM,
+                "", previous, Long.toString(previousAttempt), keys.channel(name), "");
+    }
+
+    @Test
+    @DisplayName("take-over: a grant replaces the previous hold with a fresh token; a claim made during a hold, "
+            + "however old its ticket, lets one take-over pass, then refuses the next and leaves its hold alone")
+    void takeOverAndTheOneGrantAfterAClaim() {
+        String carol = "ca401000000000000000000000000000";
+        String dave = "da4e0000000000000000000000000000";
+        assertThat(acquire("h", ALICE, 1)).isEqualTo(1);
+        List<?> carols = (List<?>) acquireOrClaim("h", carol, 1, LEASE);
+        assertThat(carols.get(0)).as("Carol waits: she claims").isEqualTo(1L);
+        assertThat(carols.get(2)).as("her ticket").isEqualTo(1L);
+        assertThat(release("h", ALICE, "1")).isEqualTo(1);
+        assertThat(acquireOrClaim("h", carol, 2, LEASE)).as("Carol takes her turn").isEqualTo(2L);
+        assertThat(release("h", carol, "2")).isEqualTo(1);
+        for (int i = 0; i < 8; i++) {
+            assertThat(acquire("h", ALICE, 10 + i)).isEqualTo(3 + i);
+            assertThat(release("h", ALICE, Long.toString(10 + i))).isEqualTo(1);
+        }
+        assertThat(acquire("h", BOB, 1)).as("Bob holds the lock").isEqualTo(11);
+        // Carol waits again with the ticket of her first wait: her claim is due at once by the ticket alone
+        assertThat(run(RedisScripts.ACQUIRE, acquireKeys("h"), carol, LEASE, "3", RedisScripts.CLAIM, "1"))
+                .as("Carol's claim, with ticket 1, made while Bob holds token 11").asList().first().isEqualTo(1L);
+        assertThat(takeOver("h", dave, 1, BOB, 1)).as("the take-over of Bob's hold by Bob's provider's next run, "
+                + "the one grant after the claim").isEqualTo(12L);
+        assertThat(holder("h", dave)).isEqualTo("1");
+        assertThat(holder("h", BOB)).as("the hold it replaced").isNull();
+        assertThat(REDIS.admin().<Long>call(jedis -> jedis.hlen(keys.lock("h")))).as("fields of the hash").isEqualTo(1);
+        assertThat(takeOver("h", ALICE, 30, dave, 1)).as("the next take-over: refused, the turn is Carol's")
+                .asList().first().isEqualTo(0L);
+        assertThat(holder("h", dave)).as("a refused take-over leaves the previous hold (the store releases it)")
+                .isEqualTo("1");
+        assertThat(release("h", dave, "1")).isEqualTo(1);
+        assertThat(acquire("h", ALICE, 31)).as("free, but Carol's turn").isNegative();
+        assertThat(acquireOrClaim("h", carol, 4, LEASE)).as("Carol takes her turn").isEqualTo(13L);
+    }
+
     @Test
     @DisplayName("claims: a waiter with an older ticket takes the claim from a younger one")
     void olderTicketTakesTheClaim() {
