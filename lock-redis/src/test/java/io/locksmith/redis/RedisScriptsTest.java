@@ -275,6 +275,43 @@ class RedisScriptsTest {
     }
 
     @Test
+    @DisplayName("wake-ups: a release names the claimant of the next turn while a claim lives; the claimant's grant, "
+            + "which ends the claim, wakes everyone")
+    void releaseNamesTheClaimantAndItsGrantWakesTheOthers() throws Exception {
+        String carol = "ca401000000000000000000000000000";
+        try (Subscriber subscriber = new Subscriber(keys.channel("w"))) {
+            assertThat(acquire("w", ALICE, 1)).isEqualTo(1);
+            assertThat(release("w", ALICE, "1")).isEqualTo(1);
+            assertThat(subscriber.next()).as("a release with no claim names nobody").isEqualTo(RedisScripts.RELEASED);
+
+            assertThat(acquire("w", ALICE, 2)).isEqualTo(2);
+            assertThat(claimingWithChannel("w", BOB, 1)).as("Bob waits and claims").asList().first().isEqualTo(1L);
+            assertThat(claimingWithChannel("w", carol, 1)).as("Carol waits, no claim").asList().first()
+                    .isEqualTo(0L);
+            assertThat(release("w", ALICE, "2")).isEqualTo(1);
+            assertThat(subscriber.next()).as("the release names Bob, whose claim lives").isEqualTo(BOB);
+
+            assertThat(claimingWithChannel("w", BOB, 2)).as("Bob takes his turn").isEqualTo(3L);
+            assertThat(claimant("w")).isNull();
+            assertThat(subscriber.next()).as("his grant ended his claim: Carol and the others may claim now")
+                    .isEqualTo(RedisScripts.RELEASED);
+            assertThat(claimingWithChannel("w", carol, 2)).as("Carol claims the next turn").asList().first()
+                    .isEqualTo(1L);
+            assertThat(release("w", BOB, "2")).isEqualTo(1);
+            assertThat(subscriber.next()).as("Bob's release names Carol").isEqualTo(carol);
+            assertThat(acquire("w", ALICE, 3)).as("a grant to someone who is not the claimant").isEqualTo(4);
+            assertThat(release("w", ALICE, "3")).isEqualTo(1);
+            assertThat(subscriber.next()).as("publishes nothing; its release names Carol again").isEqualTo(carol);
+        }
+    }
+
+    /** An attempt that claims the next turn as the store sends it: with the lock's channel, no ticket yet. */
+    private Object claimingWithChannel(String name, String owner, long attempt) {
+        return run(RedisScripts.ACQUIRE, acquireKeys(name), owner, LEASE, Long.toString(attempt), RedisScripts.CLAIM,
+                "", "", "", keys.channel(name), "");
+    }
+
+    @Test
     @DisplayName("acquire: attempt ids are compared as numbers, not as strings (\"10\" is newer than \"9\")")
     void attemptsCompareAsNumbers() {
         assertThat(acquire("n", ALICE, 9)).isEqualTo(1);

@@ -8,6 +8,7 @@ import io.locksmith.LockProvider;
 import io.locksmith.redis.internal.RedisHold;
 import io.locksmith.redis.internal.RedisKeys;
 import io.locksmith.redis.internal.RedisLockStore;
+import io.locksmith.spi.Acquisition;
 import io.locksmith.spi.LockStore;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -188,6 +189,40 @@ class RedisWakeUpTest {
             assertThat(REDIS.admin().subscribers(keys.channel("late"))).isEqualTo(1);
             late.close();
             running.close();
+        }
+    }
+
+    @Test
+    @DisplayName("a release while a claim lives wakes the claimant's waiter and not the other waiters, who look again "
+            + "within a second; the claimant's grant wakes them")
+    void releaseWakesTheClaimantAlone() throws Exception {
+        try (RedisLockStore store = TestRedis.store(REDIS.server(), options)) {
+            Semaphore bobWoken = new Semaphore(0);
+            Semaphore carolWoken = new Semaphore(0);
+            Semaphore probe = new Semaphore(0);
+            Runnable bob = bobWoken::release;
+            Runnable carol = carolWoken::release;
+            List<LockStore.Subscription> subscriptions = List.of(store.subscribe("named", bob),
+                    store.subscribe("named", carol), store.subscribe("named", probe::release));
+            RedisHold holder = store.newHold("named", "a11ce");
+            assertThat(store.tryAcquire(holder, LEASE, Duration.ZERO, null).isAcquired()).isTrue();
+            RedisHold bobs = store.newHold("named", "b0b");
+            assertThat(store.tryAcquire(bobs, LEASE, BOUND, bob).isClaimed()).as("Bob waits and claims").isTrue();
+            Acquisition carols = store.tryAcquire(store.newHold("named", "ca401"), LEASE, BOUND, carol);
+            assertThat(carols.isClaimed()).as("Carol waits behind Bob's claim").isFalse();
+            assertThat(carols.retryAfter()).as("Carol looks again within a second, not at the end of the 60 s lease")
+                    .hasValue(Duration.ofSeconds(1));
+
+            assertThat(store.release(holder)).isTrue();
+            // one connection delivers a message to the channel's listeners in turn, the probe last
+            assertThat(probe.tryAcquire(BOUND.toSeconds(), TimeUnit.SECONDS)).as("the release's message").isTrue();
+            assertThat(bobWoken.availablePermits()).as("the claimant's waiter is woken").isEqualTo(1);
+            assertThat(carolWoken.availablePermits()).as("the other waiter is not").isZero();
+
+            assertThat(store.tryAcquire(bobs, LEASE, BOUND, bob).isAcquired()).as("Bob's turn").isTrue();
+            assertThat(probe.tryAcquire(BOUND.toSeconds(), TimeUnit.SECONDS)).as("the grant's message").isTrue();
+            assertThat(carolWoken.availablePermits()).as("Carol, woken to claim the next turn").isEqualTo(1);
+            subscriptions.forEach(LockStore.Subscription::close);
         }
     }
 }

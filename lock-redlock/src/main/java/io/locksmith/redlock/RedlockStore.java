@@ -166,7 +166,7 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
         for (int i = 1; i < onNode.length; i++) {
             onNode[i] = nodes.get(i).store().copyOf(onNode[0]);
         }
-        return new Hold(name, owner, onNode);
+        return new Hold(name, owner, false, onNode);
     }
 
     @Override
@@ -191,7 +191,7 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
             onNode[i] = ownWrite != null ? store.newSharedHold(name, owner, ownWrite.onNode[i])
                     : i == 0 ? store.newSharedHold(name, owner, null) : store.copyOf(onNode[0]);
         }
-        return new Hold(name, owner, onNode);
+        return new Hold(name, owner, true, onNode);
     }
 
     // ---------------------------------------------------------------- acquire
@@ -213,6 +213,13 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
         try {
             return acquire(hold, lease, wakeUp, answeredBusy, previous, previousAttempt, granted);
         } finally {
+            // A waiter that claims the next turn nowhere hears only the releases that name no claimant (or name it):
+            // the others' turn comes first. One that claims it somewhere hears every release: the nodes may have
+            // given their claims to different waiters, and a release naming another may still free its quorum.
+            String asking = hold.shared || hold.hearsEveryRelease ? null : hold.owner;
+            for (int i = 0; i < nodes.size(); i++) {
+                nodes.get(i).store().waitingAs(wakeUps.callbacks[i], asking);
+            }
             wakeUps.roundEnded(answeredBusy);
         }
     }
@@ -325,6 +332,7 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
                     + " of " + nodes.size() + " nodes answered within " + millis(nodeTimeoutNanos)
                     + " ms, quorum " + quorum + ": " + round.problems());
         }
+        hold.hearsEveryRelease = true;
         if (failure != null) {
             return Acquisition.busy(Duration.ofMillis(1));
         }
@@ -335,6 +343,7 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
             return Acquisition.backOff(Duration.ofNanos(splitVoteDelay(hold, time.nanoTime() - start)));
         }
         hold.splitVotes = 0;
+        hold.hearsEveryRelease = claimed > 0;
         Duration retryAfter = minBusy == Long.MAX_VALUE ? null : Duration.ofNanos(minBusy);
         return claimed >= quorum ? Acquisition.claimed(retryAfter) : Acquisition.busy(retryAfter);
     }
@@ -658,12 +667,11 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
         QuorumWakeUp wakeUp = new QuorumWakeUp(nodes.size(), quorum, onRelease);
         List<Subscription> subscriptions = new ArrayList<>(nodes.size());
         for (int i = 0; i < nodes.size(); i++) {
-            int node = i;
-            Subscription s = nodes.get(i).store().subscribe(name, () -> wakeUp.released(node));
+            Subscription s = nodes.get(i).store().subscribe(name, wakeUp.callbacks[i]);
             if (s != null) {
                 subscriptions.add(s);
             } else {
-                wakeUp.pushesNothing(node);
+                wakeUp.pushesNothing(i);
             }
         }
         // the machinery passes the same callback to its rounds (tryAcquire's wakeUp), which tell it what they saw
@@ -686,6 +694,8 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
     static final class QuorumWakeUp {
         private final int quorum;
         private final Runnable wakeUp;
+        /** Each node's callback: its release messages ({@link #released}), which a round tells as whom it asks. */
+        final Runnable[] callbacks;
         /** Answered the last round busy. */
         private final boolean[] busy;
         /** Published a release since the last round began. */
@@ -700,6 +710,11 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
             this.busy = new boolean[nodes];
             this.heard = new boolean[nodes];
             this.silent = new boolean[nodes];
+            this.callbacks = new Runnable[nodes];
+            for (int i = 0; i < nodes; i++) {
+                int node = i;
+                callbacks[i] = () -> released(node);
+            }
         }
 
         /** Node {@code node} published a release (or its connection came back, which may have missed one). */
@@ -800,6 +815,8 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
     static final class Hold {
         final String name;
         final String owner;
+        /** A read run: its waiter hears every release, since a claim of another reader does not keep it out. */
+        final boolean shared;
         private final RedisNodeStore.Hold[] onNode;
         /**
          * The run's latest round, null before the first. Rounds of a run come one after another; the machinery
@@ -808,10 +825,16 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
         volatile Round latest;
         /** The run's split votes in a row: the rounds of a run never overlap. */
         int splitVotes;
+        /**
+         * Whether the run's waiter hears releases that name another run's claim to the next turn: unless its last
+         * round was answered busy without a claim anywhere.
+         */
+        boolean hearsEveryRelease = true;
 
-        Hold(String name, String owner, RedisNodeStore.Hold[] onNode) {
+        Hold(String name, String owner, boolean shared, RedisNodeStore.Hold[] onNode) {
             this.name = name;
             this.owner = owner;
+            this.shared = shared;
             this.onNode = onNode;
         }
 

@@ -67,6 +67,11 @@ class ForwardingStore implements RedisNodeStore {
     }
 
     @Override
+    public void waitingAs(Runnable onRelease, String owner) {
+        delegate.waitingAs(onRelease, owner);
+    }
+
+    @Override
     public void loadScripts() {
         delegate.loadScripts();
     }

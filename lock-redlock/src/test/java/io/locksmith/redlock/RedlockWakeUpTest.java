@@ -68,6 +68,86 @@ class RedlockWakeUpTest {
         }
     }
 
+    @Test
+    @DisplayName("a waiter that claims the next turn on no master is not woken by releases naming another claimant; one "
+            + "that claims it on some master is, since the masters' claims may be split")
+    void releasesNamingAnotherClaimant() throws Exception {
+        TestNodes.servers();
+        String namespace = TestNodes.namespace();
+        RedisKeys keys = new RedisKeys(namespace);
+        String name = "named-wake-up";
+        LockOptions options = LockOptions.builder().namespace(namespace).leaseTime(Duration.ofSeconds(30))
+                .operationTimeout(Duration.ofSeconds(1)).build();
+        try (TestNodes.Opened opened = TestNodes.open(3, options, Duration.ofMillis(500))) {
+            RedlockStore store = opened.store();
+            Semaphore woken = new Semaphore(0);
+            Runnable waker = woken::release;
+            Semaphore delivered = new Semaphore(0);
+            LockStore.Subscription waiting = store.subscribe(name, waker);
+            LockStore.Subscription probe = store.subscribe(name, delivered::release);
+            try {
+                awaitSubscribers(keys.channel(name));
+                TestNodes.heldByIntruder(3, keys, name);
+                claimedByOther(keys, name, 0, 1, 2);
+                RedlockStore.Hold hold = store.newHold(name, "waiter");
+                Acquisition round = store.tryAcquire(hold, options.leaseTime(), Duration.ZERO, waker);
+                assertThat(round.isAcquired() || round.isClaimed()).as("busy everywhere, claimed nowhere").isFalse();
+                release(0, keys, name, OTHER);
+                release(1, keys, name, OTHER);
+                assertThat(delivered.tryAcquire(2, 10, TimeUnit.SECONDS)).as("both messages delivered").isTrue();
+                assertThat(woken.availablePermits()).as("wake-ups by releases naming the other claimant").isZero();
+                TestNodes.heldByIntruder(3, keys, name);
+                release(0, keys, name, "released");
+                release(1, keys, name, "released");
+                assertThat(delivered.tryAcquire(2, 10, TimeUnit.SECONDS)).as("both messages delivered").isTrue();
+                assertThat(woken.availablePermits()).as("wake-ups by releases naming nobody").isEqualTo(1);
+
+                woken.drainPermits();
+                TestNodes.heldByIntruder(3, keys, name);
+                for (int i = 0; i < 3; i++) {
+                    TestNodes.call(i, jedis -> jedis.del(keys.claim(name)));
+                }
+                claimedByOther(keys, name, 1, 2);
+                round = store.tryAcquire(hold, options.leaseTime(), Duration.ZERO, waker);
+                assertThat(round.isAcquired() || round.isClaimed()).as("busy, claimed on master 0 alone").isFalse();
+                assertThat(TestNodes.<String>call(0, jedis -> jedis.hget(keys.claim(name), "owner"))).isEqualTo("waiter");
+                release(1, keys, name, OTHER);
+                release(2, keys, name, OTHER);
+                assertThat(delivered.tryAcquire(2, 10, TimeUnit.SECONDS)).as("both messages delivered").isTrue();
+                assertThat(woken.availablePermits()).as("wake-ups of a split claimant by releases naming the other")
+                        .isEqualTo(1);
+            } finally {
+                probe.close();
+                waiting.close();
+            }
+        } finally {
+            for (int i = 0; i < 3; i++) {
+                TestNodes.call(i, jedis -> jedis.del(keys.lock(name), keys.fence(name), keys.claim(name)));
+            }
+        }
+    }
+
+    private static final String OTHER = "other-claimant";
+
+    /** On each of {@code masters}, another run's claim to the next turn, older than any ticket the waiter gets. */
+    private static void claimedByOther(RedisKeys keys, String name, int... masters) {
+        for (int i : masters) {
+            TestNodes.call(i, jedis -> {
+                jedis.set(keys.fence(name), "100");
+                jedis.hset(keys.claim(name), Map.of("owner", OTHER, "at", "1", "shared", "0", "since", "100"));
+                return jedis.pexpire(keys.claim(name), 60_000);
+            });
+        }
+    }
+
+    /** An intruder's release on master {@code i}, as the release script does it: the hash goes, then the message. */
+    private static void release(int i, RedisKeys keys, String name, String message) {
+        TestNodes.call(i, jedis -> {
+            jedis.del(keys.lock(name));
+            return jedis.publish(keys.channel(name), message);
+        });
+    }
+
     /** The intruder's release on master {@code i}, as the release script does it: the hash goes, then the message. */
     private static void release(int i, RedisKeys keys, String name) {
         TestNodes.call(i, jedis -> {

@@ -19,8 +19,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.function.ToLongFunction;
@@ -69,6 +71,8 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
     private static final long MAX_RETRY_MILLIS = 1_000;
     /** The attempt argument that names any attempt of the owner. */
     private static final byte[] ANY_ATTEMPT = new byte[0];
+    /** An unused script argument. */
+    private static final byte[] NONE = new byte[0];
     /** The ticket argument of a run that has not been answered busy yet. */
     private static final byte[] NO_TICKET = new byte[0];
     private static final byte[] CLAIM_ARG = RedisHold.bytes(RedisScripts.CLAIM);
@@ -76,6 +80,12 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
     /** The least time a queued waiter stays queued without looking again (FIFO fairness). */
     private static final long MIN_QUEUED_MILLIS = 5_000;
     private static final byte[] SHARDED = RedisHold.bytes(RedisScripts.SHARDED);
+    /**
+     * How long a waiter sleeps at most while another run's claim to the next turn lives: the releases before the
+     * claimant's turn wake the claimant alone (see {@link RedisScripts#RELEASE}), so a claimant that died with its
+     * claim must not leave the others asleep on a lock that may be free until a lease they were told of ends.
+     */
+    static final Duration UNCLAIMED_RECHECK = Duration.ofSeconds(1);
 
     private final UnifiedJedis jedis;
     /** Whether waiters queue first come, first served across providers (FIFO fairness). */
@@ -97,6 +107,8 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
     /** Pipelined calls over the client's connection pool; null if it has none (or is a cluster client). */
     private final RedisPipeline pipeline;
     private final Canceller canceller = new Canceller();
+    /** The waiters' wake-ups by the machinery's callback ({@link #subscribe}), told as which owner they ask. */
+    private final Map<Runnable, Waiter> waiters = new ConcurrentHashMap<>();
     /** The lease the scripts were last given, as their argument: the usual lease is encoded once. */
     private volatile LeaseArg leaseArg = new LeaseArg(Duration.ZERO, number(leaseMillis(Duration.ZERO)));
     private volatile boolean closed;
@@ -199,6 +211,7 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
     public Acquisition tryAcquire(RedisHold hold, Duration lease, Duration wait, Runnable wakeUp) {
         long attempt = attempts.incrementAndGet();
         hold.attempt = attempt;
+        waitingAs(wakeUp, hold.shared ? null : hold.owner);
         return acquire(hold, attempt, lease, wakeUp != null, null);
     }
 
@@ -217,6 +230,7 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
         long attempt = attempts.incrementAndGet();
         hold.attempt = attempt;
         boolean claim = wakeUp != null;
+        waitingAs(wakeUp, hold.owner);
         Reply<Object> reply;
         try {
             reply = eval("acquire", hold.name, RedisScripts.ACQUIRE, hold.lock, hold.acquireKeys,
@@ -261,10 +275,13 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
         if (!claim) {
             return List.of(hold.ownerArg, leaseArg(lease), number(attempt));
         }
+        if (fifo) {
+            return List.of(hold.ownerArg, leaseArg(lease), number(attempt), QUEUE_ARG, number(queuedMillis(lease)));
+        }
+        // with the channel, so that the claimant's grant, which ends its claim, wakes the other waiters
         long ticket = hold.ticket;
-        return fifo ? List.of(hold.ownerArg, leaseArg(lease), number(attempt), QUEUE_ARG,
-                number(queuedMillis(lease))) : List.of(hold.ownerArg, leaseArg(lease), number(attempt), CLAIM_ARG,
-                ticket < 0 ? NO_TICKET : number(ticket));
+        return List.of(hold.ownerArg, leaseArg(lease), number(attempt), CLAIM_ARG,
+                ticket < 0 ? NO_TICKET : number(ticket), NONE, NONE, hold.channel, sharded ? SHARDED : NONE);
     }
 
     /** The arguments of {@link RedisScripts#ACQUIRE}, taking over {@code previous}'s round where it is not null. */
@@ -347,8 +364,12 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
             hold.ticket = asLong(claim.get(2), "acquire");
             long left = asLong(claim.get(1), "acquire");
             Duration retryAfter = left > 0 ? Duration.ofMillis(left) : null;
-            return asLong(claim.get(0), "acquire") == 1 ? Acquisition.claimed(retryAfter)
-                    : Acquisition.busy(retryAfter);
+            if (asLong(claim.get(0), "acquire") == 1) {
+                return Acquisition.claimed(retryAfter);
+            }
+            // another run's claim lives: the releases until its turn wake that claimant alone
+            return Acquisition.busy(retryAfter == null || retryAfter.compareTo(UNCLAIMED_RECHECK) > 0
+                    ? UNCLAIMED_RECHECK : retryAfter);
         }
         if (reply instanceof List<?> claimed && claimed.size() == 1) {
             long left = asLong(claimed.get(0), "acquire");
@@ -628,9 +649,54 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
         setPermitRecord(name, Integer.toString(permits));
     }
 
+    /**
+     * Runs {@code onRelease} at each release of {@code name} that does not name another run's claim to the next
+     * turn (see {@link RedisScripts#RELEASE}); which run the callback's waiter is, its attempts tell
+     * ({@link #waitingAs}). Until the first, and whenever a message may have been missed, every release runs it.
+     */
     @Override
     public Subscription subscribe(String name, Runnable onRelease) {
-        return wakeups.subscribe(keys.channel(name), onRelease);
+        Waiter waiter = new Waiter(onRelease);
+        waiters.put(onRelease, waiter);
+        Subscription subscription = wakeups.subscribe(keys.channel(name), waiter);
+        return () -> {
+            waiters.remove(onRelease, waiter);
+            subscription.close();
+        };
+    }
+
+    /** In FIFO mode every waiter hears every release: the head of the queue may not be a claim's owner. */
+    @Override
+    public void waitingAs(Runnable onRelease, String owner) {
+        if (onRelease != null && !fifo) {
+            Waiter waiter = waiters.get(onRelease);
+            if (waiter != null) {
+                waiter.owner = owner;
+            }
+        }
+    }
+
+    /**
+     * A waiter's callback behind the channel's messages: a release names the claimant of the next turn, if a claim
+     * lives, and wakes only the waiter that asks as that claimant, or as nobody yet.
+     */
+    private static final class Waiter implements Consumer<String> {
+        private final Runnable onRelease;
+        /** The owner id of the waiter's latest attempt; null before the first. */
+        private volatile String owner;
+
+        Waiter(Runnable onRelease) {
+            this.onRelease = onRelease;
+        }
+
+        @Override
+        public void accept(String message) {
+            String asking = owner;
+            if (message == null || asking == null || message.equals(RedisScripts.RELEASED)
+                    || message.equals(asking)) {
+                onRelease.run();
+            }
+        }
     }
 
     @Override

@@ -99,6 +99,13 @@ public interface RedisNodeStore extends AutoCloseable {
     LockStore.Subscription subscribe(String name, Runnable onRelease);
 
     /**
+     * Tells that the waiter whose callback ({@link #subscribe}) is {@code onRelease} now asks as {@code owner}: a
+     * release that names another run's claim to the next turn does not run it. Nothing if it is not subscribed or
+     * null.
+     */
+    void waitingAs(Runnable onRelease, String owner);
+
+    /**
      * Loads the lock scripts into the server, which proves the server answers.
      *
      * @throws io.locksmith.LockBackendException if the server cannot be reached or refuses the scripts

@@ -99,6 +99,9 @@ public final class RedisScripts {
     /** The last argument that makes a script publish its wake-up with {@code SPUBLISH}. */
     public static final String SHARDED = "sharded";
 
+    /** The wake-up message of a release that names no claimant: every waiter may look. */
+    public static final String RELEASED = "released";
+
     /** The argument that lets {@link #ACQUIRE} claim the next turn for a waiter it answers busy. */
     public static final String CLAIM = "claim";
 
@@ -113,10 +116,11 @@ public final class RedisScripts {
      * {@link #QUEUE}: how long in ms the owner stays queued unless it looks again; with {@link #CLAIM}: the run's
      * ticket, the fencing counter when it was first answered busy here (empty until it knows it); ARGV[6] and ARGV[7]
      * (a take-over, see {@link io.locksmith.spi.LockStore#takeOver}): the owner and attempt of an exclusive hold of
-     * the same provider that counts as free, and that a grant replaces; then ARGV[8] the lock's channel and ARGV[9]
-     * {@link #SHARDED} or empty: a take-over granted while no claim lives publishes a wake-up there, since the lock
-     * never came free and the other providers' waiters, asleep until a release, must look again to claim the next
-     * turn. Returns the new
+     * the same provider that counts as free, and that a grant replaces (both empty: none); then ARGV[8] the lock's
+     * channel and ARGV[9] {@link #SHARDED} or empty: a take-over granted while no claim lives publishes a wake-up
+     * there, since the lock never came free and the other providers' waiters, asleep until a release, must look again
+     * to claim the next turn; and so does the grant to a claimant, which ends its claim: the releases until then
+     * named the claimant and woke nobody else. Returns the new
      * fencing token (&gt; 0), or this attempt's token if it holds the lock already; when busy, the negated
      * remaining lease in ms (&lt; 0), or 0 if that is unknown (the holder's hash has no expiry) or the attempt was
      * cancelled; when busy and queued, a one-element array of the remaining lease in ms (0 if unknown); when busy
@@ -155,6 +159,9 @@ public final class RedisScripts {
                 local claimant = redis.call('hget', KEYS[4], 'owner')
                 if claimant == ARGV[1] then
                   redis.call('del', KEYS[4])
+                  if ARGV[8] then
+                    redis.call(ARGV[9] == 'sharded' and 'spublish' or 'publish', ARGV[8], 'released')
+                  end
                 elseif claimant and tonumber(redis.call('get', KEYS[2]) or '0')
                     - math.max(tonumber(redis.call('hget', KEYS[4], 'at')),
                       (tonumber(redis.call('hget', KEYS[4], 'since')) or 0) - $GRANTS + 1) >= $GRANTS
@@ -275,7 +282,11 @@ public final class RedisScripts {
      * ARGV[2] attempt id (empty: any attempt of the owner), ARGV[3] wake-up channel, ARGV[4] {@link #SHARDED} or
      * absent. Returns 1 if released, 0 if that attempt did not hold the lock; in that case the owner's claim, if it
      * has one, ends (a holder has none: its grant ended it), and so does its place in the queue, with a wake-up if
-     * the lock is free, so that the next in line looks again.
+     * the lock is free, so that the next in line looks again. The wake-up of a release names the owner of the claim
+     * to the next turn while one lives, else says {@link #RELEASED}: until the claimant's grant, which ends the
+     * claim, the lock is the claimant's whenever the claim is due, so the other waiters would look only to be
+     * refused. They look again on the next wake-up that names nobody (a take-over granted while no claim lives
+     * publishes one), or within {@link RedisLockStore#UNCLAIMED_RECHECK}, in case the claimant died.
      */
     public static final Script RELEASE = new Script("release", """
             local held = redis.call('hget', KEYS[1], ARGV[1])
@@ -283,7 +294,8 @@ public final class RedisScripts {
             $NOT_HELD
             end
             redis.call('del', KEYS[1])
-            redis.call(ARGV[4] == 'sharded' and 'spublish' or 'publish', ARGV[3], 'released')
+            redis.call(ARGV[4] == 'sharded' and 'spublish' or 'publish', ARGV[3],
+              KEYS[2] and redis.call('hget', KEYS[2], 'owner') or 'released')
             return 1
             """.replace("$NOT_HELD", Lua.NOT_HELD));
 

@@ -7,6 +7,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 import java.util.function.IntFunction;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -64,7 +65,7 @@ final class RedisShardedWakeups implements RedisSubscriber {
     }
 
     @Override
-    public Subscription subscribe(String channel, Runnable onMessage) {
+    public Subscription subscribe(String channel, Consumer<String> onMessage) {
         int slot = JedisClusterCRC16.getSlot(channel);
         RedisWakeups subscriber = null;
         long ticket = 0;
@@ -98,7 +99,7 @@ final class RedisShardedWakeups implements RedisSubscriber {
         return () -> unsubscribe(channel, onMessage);
     }
 
-    private void unsubscribe(String channel, Runnable onMessage) {
+    private void unsubscribe(String channel, Consumer<String> onMessage) {
         lock.lock();
         try {
             RedisWakeups subscriber = placed.get(channel);
@@ -123,7 +124,7 @@ final class RedisShardedWakeups implements RedisSubscriber {
         if (!refreshOwners()) {
             return;
         }
-        List<Runnable> moved = new ArrayList<>();
+        List<Consumer<String>> moved = new ArrayList<>();
         lock.lock();
         try {
             if (closed) {
@@ -133,7 +134,7 @@ final class RedisShardedWakeups implements RedisSubscriber {
                 String channel = entry.getKey();
                 RedisWakeups target = subscriberOf(owners[JedisClusterCRC16.getSlot(channel)]);
                 if (target != entry.getValue()) {
-                    List<Runnable> listeners = entry.getValue().removeAll(channel);
+                    List<Consumer<String>> listeners = entry.getValue().removeAll(channel);
                     listeners.forEach(listener -> target.add(channel, listener));
                     entry.setValue(target);
                     moved.addAll(listeners);
@@ -142,9 +143,9 @@ final class RedisShardedWakeups implements RedisSubscriber {
         } finally {
             lock.unlock();
         }
-        for (Runnable listener : moved) {
+        for (Consumer<String> listener : moved) {
             try {
-                listener.run();
+                listener.accept(null);
             } catch (RuntimeException e) {
                 log.warn("wake-up listener failed", e);
             }

@@ -1,6 +1,7 @@
 package io.locksmith.redis.internal;
 
 import io.locksmith.spi.LockStore.Subscription;
+import java.util.function.Consumer;
 
 /**
  * The wake-up subscriptions of one provider: how its waiting locks hear that a lock may have become free.
@@ -10,10 +11,12 @@ import io.locksmith.spi.LockStore.Subscription;
 interface RedisSubscriber extends AutoCloseable {
 
     /**
-     * Calls {@code onMessage} on each message on {@code channel} until the subscription is closed; returns once
-     * the server confirmed the subscription, the connection failed, or the operation timeout passed.
+     * Calls {@code onMessage} with each message on {@code channel} until the subscription is closed, and with null
+     * whenever a message may have been missed (the connection failed or came back, the server confirmed the
+     * subscription late, the channel moved to another node); returns once the server confirmed the subscription,
+     * the connection failed, or the operation timeout passed.
      */
-    Subscription subscribe(String channel, Runnable onMessage);
+    Subscription subscribe(String channel, Consumer<String> onMessage);
 
     /** Whether nobody waits and no connection is held or being made; for tests. */
     boolean idle();

@@ -11,6 +11,7 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -60,7 +61,7 @@ final class RedisWakeups implements RedisSubscriber {
     private final ReentrantLock lock = new ReentrantLock();
     /** Signalled on every change of state, listeners or confirmations. */
     private final Condition changed = lock.newCondition();
-    private final Map<String, List<Runnable>> listeners = new HashMap<>();
+    private final Map<String, List<Consumer<String>>> listeners = new HashMap<>();
     /** Channels subscribed or being subscribed on the current connection. */
     private final Set<String> requested = new HashSet<>();
     /** Channels the server confirmed on the current connection. */
@@ -102,7 +103,7 @@ final class RedisWakeups implements RedisSubscriber {
     }
 
     @Override
-    public Subscription subscribe(String channel, Runnable onMessage) {
+    public Subscription subscribe(String channel, Consumer<String> onMessage) {
         lock.lock();
         try {
             if (state == State.CLOSED) {
@@ -120,11 +121,11 @@ final class RedisWakeups implements RedisSubscriber {
      *
      * @return the ticket to pass to {@link #awaitConfirmation}
      */
-    long add(String channel, Runnable onMessage) {
+    long add(String channel, Consumer<String> onMessage) {
         lock.lock();
         try {
             if (state != State.CLOSED) {
-                List<Runnable> list = listeners.computeIfAbsent(channel, k -> new ArrayList<>(1));
+                List<Consumer<String>> list = listeners.computeIfAbsent(channel, k -> new ArrayList<>(1));
                 list.add(onMessage);
                 if (list.size() == 1) {
                     if (state == State.RUNNING) {
@@ -178,10 +179,10 @@ final class RedisWakeups implements RedisSubscriber {
      *
      * @return whether nobody here listens to {@code channel} any more
      */
-    boolean remove(String channel, Runnable onMessage) {
+    boolean remove(String channel, Consumer<String> onMessage) {
         lock.lock();
         try {
-            List<Runnable> list = listeners.get(channel);
+            List<Consumer<String>> list = listeners.get(channel);
             if (list == null) {
                 return true;
             }
@@ -196,10 +197,10 @@ final class RedisWakeups implements RedisSubscriber {
     }
 
     /** Takes every listener of {@code channel} off this connection, to move them to another one. */
-    List<Runnable> removeAll(String channel) {
+    List<Consumer<String>> removeAll(String channel) {
         lock.lock();
         try {
-            List<Runnable> list = listeners.get(channel);
+            List<Consumer<String>> list = listeners.get(channel);
             if (list == null) {
                 return List.of();
             }
@@ -359,7 +360,11 @@ final class RedisWakeups implements RedisSubscriber {
             // Waiters look at the store now: a dead server fails their attempt instead of leaving them parked
             // until the holder's lease would have ended, and a live one may have released meanwhile.
             wakeAll();
-            runQuietly(afterFailure);
+            try {
+                afterFailure.run();
+            } catch (RuntimeException e) {
+                log.warn("{}: rerouting wake-up channels failed", address, e);
+            }
             lock.lock();
             try {
                 long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(reconnectMillis);
@@ -391,11 +396,12 @@ final class RedisWakeups implements RedisSubscriber {
         }
     }
 
-    private void deliver(String channel) {
-        List<Runnable> targets;
+    /** Runs the listeners of {@code channel} with {@code message} (null: one may have been missed). */
+    private void deliver(String channel, String message) {
+        List<Consumer<String>> targets;
         lock.lock();
         try {
-            List<Runnable> list = listeners.get(channel);
+            List<Consumer<String>> list = listeners.get(channel);
             if (list == null) {
                 return;
             }
@@ -403,23 +409,24 @@ final class RedisWakeups implements RedisSubscriber {
         } finally {
             lock.unlock();
         }
-        targets.forEach(RedisWakeups::runQuietly);
+        targets.forEach(listener -> hear(listener, message));
     }
 
+    /** Runs every listener with no message: releases may have gone unheard. */
     private void wakeAll() {
-        List<Runnable> targets = new ArrayList<>();
+        List<Consumer<String>> targets = new ArrayList<>();
         lock.lock();
         try {
             listeners.values().forEach(targets::addAll);
         } finally {
             lock.unlock();
         }
-        targets.forEach(RedisWakeups::runQuietly);
+        targets.forEach(listener -> hear(listener, null));
     }
 
-    private static void runQuietly(Runnable r) {
+    private static void hear(Consumer<String> listener, String message) {
         try {
-            r.run();
+            listener.accept(message);
         } catch (RuntimeException e) {
             log.warn("wake-up listener failed", e);
         }
@@ -478,7 +485,7 @@ final class RedisWakeups implements RedisSubscriber {
         if (wakeAll) {
             wakeAll();
         } else if (late) {
-            deliver(channel);
+            deliver(channel, null);
         }
     }
 
@@ -552,7 +559,7 @@ final class RedisWakeups implements RedisSubscriber {
 
         @Override
         public void onMessage(String channel, String message) {
-            deliver(channel);
+            deliver(channel, message);
         }
     }
 
@@ -636,7 +643,7 @@ final class RedisWakeups implements RedisSubscriber {
 
         @Override
         public void onSMessage(String channel, String message) {
-            deliver(channel);
+            deliver(channel, message);
         }
     }
 }
