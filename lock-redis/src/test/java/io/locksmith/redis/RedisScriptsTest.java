@@ -140,7 +140,7 @@ class RedisScriptsTest {
     @Test
     @DisplayName("take-over: a grant replaces the previous hold with a fresh token; a claim made during a hold, "
             + "however old its ticket, lets one take-over pass, then refuses the next and leaves its hold alone")
-    void takeOverAndTheOneGrantAfterAClaim() {
+    void takeOverAndTheOneGrantAfterAClaim() throws Exception {
         String carol = "ca401000000000000000000000000000";
         String dave = "da4e0000000000000000000000000000";
         assertThat(acquire("h", ALICE, 1)).isEqualTo(1);
@@ -163,11 +163,13 @@ class RedisScriptsTest {
         assertThat(holder("h", dave)).isEqualTo("1");
         assertThat(holder("h", BOB)).as("the hold it replaced").isNull();
         assertThat(REDIS.admin().<Long>call(jedis -> jedis.hlen(keys.lock("h")))).as("fields of the hash").isEqualTo(1);
-        assertThat(takeOver("h", ALICE, 30, dave, 1)).as("the next take-over: refused, the turn is Carol's")
-                .asList().first().isEqualTo(0L);
-        assertThat(holder("h", dave)).as("a refused take-over leaves the previous hold (the store releases it)")
-                .isEqualTo("1");
-        assertThat(release("h", dave, "1")).isEqualTo(1);
+        try (Subscriber subscriber = new Subscriber(keys.channel("h"))) {
+            assertThat(takeOver("h", ALICE, 30, dave, 1)).as("the next take-over: refused, the turn is Carol's")
+                    .asList().first().isEqualTo(0L);
+            assertThat(exists("h")).as("a refused take-over deletes the previous hold").isFalse();
+            assertThat(subscriber.next()).as("and wakes Carol, as its release would").isEqualTo(carol);
+        }
+        assertThat(release("h", dave, "1")).as("nothing left to release").isZero();
         assertThat(acquire("h", ALICE, 31)).as("free, but Carol's turn").isNegative();
         assertThat(acquireOrClaim("h", carol, 4, LEASE)).as("Carol takes her turn").isEqualTo(13L);
     }

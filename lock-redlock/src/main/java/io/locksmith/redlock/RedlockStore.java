@@ -203,15 +203,15 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
 
     /** One round ({@link #acquire}), which the waiter's quorum wake-up, if it has one, is told of. */
     private Acquisition watchedRound(Hold hold, Duration lease, Runnable wakeUp, Hold previous, long previousAttempt,
-            boolean[] granted) {
+            boolean[] answered) {
         boolean[] answeredBusy = new boolean[nodes.size()];
         QuorumWakeUp wakeUps = wakeUp != null ? this.wakeUps.get(wakeUp) : null;
         if (wakeUps == null) {
-            return acquire(hold, lease, wakeUp, answeredBusy, previous, previousAttempt, granted);
+            return acquire(hold, lease, wakeUp, answeredBusy, previous, previousAttempt, answered);
         }
         wakeUps.roundStarting();
         try {
-            return acquire(hold, lease, wakeUp, answeredBusy, previous, previousAttempt, granted);
+            return acquire(hold, lease, wakeUp, answeredBusy, previous, previousAttempt, answered);
         } finally {
             // A waiter that claims the next turn nowhere hears only the releases that name no claimant (or name it):
             // the others' turn comes first. One that claims it somewhere hears every release: the nodes may have
@@ -231,9 +231,9 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
 
     /**
      * One round whose acquire script on each master also counts the lock free where that master keeps
-     * {@code previous}'s round, and replaces it there when it grants (see lock-redis). Wherever this round was not
-     * granted (refused, unanswered, or granted and then given back because the round failed) {@code previous} is
-     * released afterwards, so that nothing of it outlives the round. A previous round that a master had not
+     * {@code previous}'s round, and replaces it there when it grants, or deletes it there when it refuses, publishing
+     * the wake-up of a release (see lock-redis). Wherever this round was not answered, {@code previous} is released
+     * afterwards, so that nothing of it outlives the round. A previous round that a master had not
      * answered when it was granted is released and acquired as usual instead: a take-over sent to that master
      * could overtake the acquisition still on its way.
      */
@@ -244,27 +244,25 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
             release(previous);
             return tryAcquire(hold, lease, Duration.ZERO, wakeUp);
         }
-        boolean[] granted = new boolean[nodes.size()];
-        Acquisition outcome = watchedRound(hold, lease, wakeUp, previous, handed.attempt(), granted);
+        boolean[] answered = new boolean[nodes.size()];
+        Acquisition outcome = watchedRound(hold, lease, wakeUp, previous, handed.attempt(), answered);
         boolean everywhere = true;
-        for (boolean replaced : granted) {
-            everywhere &= replaced;
+        for (boolean gone : answered) {
+            everywhere &= gone;
         }
-        if (!outcome.isAcquired() || !everywhere) {
-            // released on the masters that did not grant this round: where it granted, the grant replaced it
-            releaseExcept(outcome.isAcquired() ? granted : new boolean[nodes.size()], previous, handed.attempt(),
-                    null);
+        if (!everywhere) {
+            releaseExcept(answered, previous, handed.attempt(), null);
         }
         return outcome;
     }
 
     /**
-     * One round; marks in {@code answeredBusy} the nodes that answered it busy, and in {@code grantedOut} (unless
-     * null) those that granted it. With a {@code previous} hold, each master's attempt takes over that hold's round
-     * {@code previousAttempt} there.
+     * One round; marks in {@code answeredBusy} the nodes that answered it busy, and in {@code answeredOut} (unless
+     * null) those that answered at all. With a {@code previous} hold, each master's attempt takes over that hold's
+     * round {@code previousAttempt} there: where it answered, that round's hold is gone (replaced or deleted).
      */
     private Acquisition acquire(Hold hold, Duration lease, Runnable wakeUp, boolean[] answeredBusy, Hold previous,
-            long previousAttempt, boolean[] grantedOut) {
+            long previousAttempt, boolean[] answeredOut) {
         String name = hold.name;
         long attempt = attempts.incrementAndGet();
         long leaseNanos = lease.toNanos();
@@ -288,11 +286,11 @@ final class RedlockStore implements LockStore<RedlockStore.Hold> {
             if (a == null) {
                 continue;
             }
+            if (answeredOut != null) {
+                answeredOut[i] = true;
+            }
             if (a.isAcquired()) {
                 granted.add(i);
-                if (grantedOut != null) {
-                    grantedOut[i] = true;
-                }
                 maxToken = Math.max(maxToken, a.fencingToken());
             } else {
                 busy++;

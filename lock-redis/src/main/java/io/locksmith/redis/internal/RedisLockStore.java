@@ -222,8 +222,8 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
 
     /**
      * One {@link RedisScripts#ACQUIRE} that also counts the lock free where its hash is exactly {@code previous}'s
-     * hold, and replaces that hold when it grants; a refused attempt releases {@code previous} with a second call,
-     * which publishes the wake-up as any release does.
+     * hold, and replaces that hold when it grants; refused, it deletes that hold, with the wake-up of a release. A
+     * failed call is cancelled as any acquisition, and the machinery releases {@code previous} then.
      */
     @Override
     public Acquisition takeOver(RedisHold previous, RedisHold hold, Duration lease, Runnable wakeUp) {
@@ -239,11 +239,7 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
             cancelIfRun(e, hold, attempt, lease);
             throw e;
         }
-        Acquisition outcome = acquired(hold, reply.value);
-        if (!outcome.isAcquired()) {
-            release(previous);
-        }
-        return outcome;
+        return acquired(hold, reply.value);
     }
 
     @Override
@@ -253,7 +249,7 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
 
     /**
      * Makes one attempt; a busy answer claims the next turn if {@code claim}; a grant replaces the hold of
-     * {@code previous}'s round (null: none), which a refusal leaves alone.
+     * {@code previous}'s round (null: none), and a refusal deletes it if it still holds the lock.
      */
     private Acquisition acquire(RedisHold hold, long attempt, Duration lease, boolean claim,
             RedisNodeStore.Attempt previous) {

@@ -133,7 +133,7 @@ public interface RedisNodeStore extends AutoCloseable {
      * greater than every earlier round of that run, whether an acquisition answered busy claims the next turn
      * there (see {@link LockStore#tryAcquire}), and the round of another run of the same provider whose hold there
      * the acquisition takes over, or null (see {@link LockStore#takeOver}: where the server grants, the grant
-     * replaces that hold; where it does not, the hold is left as it was).
+     * replaces that hold; where it refuses, the hold is deleted, with the wake-up of a release).
      */
     record Attempt(Hold hold, long id, boolean claim, Attempt previous) {
         public Attempt {

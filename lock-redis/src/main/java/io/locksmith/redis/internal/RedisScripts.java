@@ -120,7 +120,8 @@ public final class RedisScripts {
      * channel and ARGV[9] {@link #SHARDED} or empty: a take-over granted while no claim lives publishes a wake-up
      * there, since the lock never came free and the other providers' waiters, asleep until a release, must look again
      * to claim the next turn; and so does the grant to a claimant, which ends its claim: the releases until then
-     * named the claimant and woke nobody else. Returns the new
+     * named the claimant and woke nobody else. A take-over refused (a claim or the queue has the turn) deletes the
+     * previous hold and publishes as {@link #RELEASE} does, in the same step. Returns the new
      * fencing token (&gt; 0), or this attempt's token if it holds the lock already; when busy, the negated
      * remaining lease in ms (&lt; 0), or 0 if that is unknown (the holder's hash has no expiry) or the attempt was
      * cancelled; when busy and queued, a one-element array of the remaining lease in ms (0 if unknown); when busy
@@ -186,6 +187,12 @@ public final class RedisScripts {
                 redis.call('zrem', KEYS[6], ARGV[1])
               end
               return token
+            end
+            if handed then
+              -- a refused take-over: the previous hold goes now, as its release would, and the turn passes
+              redis.call('del', KEYS[1])
+              redis.call(ARGV[9] == 'sharded' and 'spublish' or 'publish', ARGV[8],
+                redis.call('hget', KEYS[4], 'owner') or 'released')
             end
             local ttl
             if headDeadline then
