@@ -292,8 +292,9 @@ public final class RedisScripts {
      * the lock is free, so that the next in line looks again. The wake-up of a release names the owner of the claim
      * to the next turn while one lives, else says {@link #RELEASED}: until the claimant's grant, which ends the
      * claim, the lock is the claimant's whenever the claim is due, so the other waiters would look only to be
-     * refused. They look again on the next wake-up that names nobody (a take-over granted while no claim lives
-     * publishes one), or within {@link RedisLockStore#UNCLAIMED_RECHECK}, in case the claimant died.
+     * refused. They look again on the next wake-up that names nobody (the claimant's grant publishes one, and so does
+     * a take-over granted while no claim lives), or within {@link RedisLockStore#UNCLAIMED_RECHECK}, in case the
+     * claimant died.
      */
     public static final Script RELEASE = new Script("release", """
             local held = redis.call('hget', KEYS[1], ARGV[1])
