@@ -24,12 +24,9 @@ class RedlockWakeUpTest {
     @Test
     @DisplayName("a waiter is woken by the message of the master that completes a quorum, not by the first one")
     void wokenOnceAQuorumMayBeFree() throws Exception {
-        TestNodes.servers();
-        String namespace = TestNodes.namespace();
-        RedisKeys keys = new RedisKeys(namespace);
+        LockOptions options = options();
+        RedisKeys keys = new RedisKeys(options.namespace());
         String name = "quorum-wake-up";
-        LockOptions options = LockOptions.builder().namespace(namespace).leaseTime(Duration.ofSeconds(30))
-                .operationTimeout(Duration.ofSeconds(1)).build();
         TestNodes.heldByIntruder(3, keys, name);
         try (TestNodes.Opened opened = TestNodes.open(3, options, Duration.ofMillis(500))) {
             RedlockStore store = opened.store();
@@ -46,11 +43,11 @@ class RedlockWakeUpTest {
                 Acquisition first = store.tryAcquire(hold, options.leaseTime(), Duration.ZERO, waker);
                 assertThat(first.isAcquired()).as("the waiter's round while every master is held").isFalse();
 
-                release(0, keys, name);
+                release(0, keys, name, "released");
                 assertThat(delivered.tryAcquire(10, TimeUnit.SECONDS)).as("master 0's message delivered").isTrue();
                 assertThat(woken.availablePermits()).as("wake-ups once master 0 of 3 is free").isZero();
 
-                release(1, keys, name);
+                release(1, keys, name, "released");
                 assertThat(delivered.tryAcquire(10, TimeUnit.SECONDS)).as("master 1's message delivered").isTrue();
                 assertThat(woken.availablePermits()).as("wake-ups once masters 0 and 1 are free").isEqualTo(1);
 
@@ -72,12 +69,9 @@ class RedlockWakeUpTest {
     @DisplayName("a waiter that claims the next turn on no master is not woken by releases naming another claimant; one "
             + "that claims it on some master is, since the masters' claims may be split")
     void releasesNamingAnotherClaimant() throws Exception {
-        TestNodes.servers();
-        String namespace = TestNodes.namespace();
-        RedisKeys keys = new RedisKeys(namespace);
+        LockOptions options = options();
+        RedisKeys keys = new RedisKeys(options.namespace());
         String name = "named-wake-up";
-        LockOptions options = LockOptions.builder().namespace(namespace).leaseTime(Duration.ofSeconds(30))
-                .operationTimeout(Duration.ofSeconds(1)).build();
         try (TestNodes.Opened opened = TestNodes.open(3, options, Duration.ofMillis(500))) {
             RedlockStore store = opened.store();
             Semaphore woken = new Semaphore(0);
@@ -127,6 +121,13 @@ class RedlockWakeUpTest {
         }
     }
 
+    /** Options on a fresh namespace of the test masters, which are started if they are not yet. */
+    private static LockOptions options() {
+        TestNodes.servers();
+        return LockOptions.builder().namespace(TestNodes.namespace()).leaseTime(Duration.ofSeconds(30))
+                .operationTimeout(Duration.ofSeconds(1)).build();
+    }
+
     private static final String OTHER = "other-claimant";
 
     /** On each of {@code masters}, another run's claim to the next turn, older than any ticket the waiter gets. */
@@ -140,7 +141,10 @@ class RedlockWakeUpTest {
         }
     }
 
-    /** An intruder's release on master {@code i}, as the release script does it: the hash goes, then the message. */
+    /**
+     * An intruder's release on master {@code i}, as the release script does it: the hash goes, then the message
+     * ({@code released}, or the claimant's owner id).
+     */
     private static void release(int i, RedisKeys keys, String name, String message) {
         TestNodes.call(i, jedis -> {
             jedis.del(keys.lock(name));
@@ -148,13 +152,6 @@ class RedlockWakeUpTest {
         });
     }
 
-    /** The intruder's release on master {@code i}, as the release script does it: the hash goes, then the message. */
-    private static void release(int i, RedisKeys keys, String name) {
-        TestNodes.call(i, jedis -> {
-            jedis.del(keys.lock(name));
-            return jedis.publish(keys.channel(name), "released");
-        });
-    }
 
     /** Waits until every master counts this JVM's subscription to {@code channel}, so no message can miss it. */
     private static void awaitSubscribers(String channel) throws InterruptedException {
