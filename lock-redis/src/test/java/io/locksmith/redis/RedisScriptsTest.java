@@ -139,10 +139,9 @@ class RedisScriptsTest {
 
     @Test
     @DisplayName("take-over: a grant replaces the previous hold with a fresh token; a claim made during a hold, "
-            + "however old its ticket, lets one take-over pass, then refuses the next and leaves its hold alone")
-    void takeOverAndTheOneGrantAfterAClaim() throws Exception {
+            + "however old its ticket, lets its grants pass, then refuses the next take-over and leaves its hold alone")
+    void takeOverAndTheGrantsAfterAClaim() throws Exception {
         String carol = "ca401000000000000000000000000000";
-        String dave = "da4e0000000000000000000000000000";
         assertThat(acquire("h", ALICE, 1)).isEqualTo(1);
         List<?> carols = (List<?>) acquireOrClaim("h", carol, 1, LEASE);
         assertThat(carols.get(0)).as("Carol waits: she claims").isEqualTo(1L);
@@ -158,20 +157,28 @@ class RedisScriptsTest {
         // Carol waits again with the ticket of her first wait: her claim is due at once by the ticket alone
         assertThat(run(RedisScripts.ACQUIRE, acquireKeys("h"), carol, LEASE, "3", RedisScripts.CLAIM, "1"))
                 .as("Carol's claim, with ticket 1, made while Bob holds token 11").asList().first().isEqualTo(1L);
-        assertThat(takeOver("h", dave, 1, BOB, 1)).as("the take-over of Bob's hold by Bob's provider's next run, "
-                + "the one grant after the claim").isEqualTo(12L);
-        assertThat(holder("h", dave)).isEqualTo("1");
-        assertThat(holder("h", BOB)).as("the hold it replaced").isNull();
-        assertThat(REDIS.admin().<Long>call(jedis -> jedis.hlen(keys.lock("h")))).as("fields of the hash").isEqualTo(1);
+        String previous = BOB;
+        for (int i = 0; i < RedisScripts.GRANTS_SINCE_A_CLAIM; i++) {
+            String next = String.format("da4e%028d", i);
+            assertThat(takeOver("h", next, 1, previous, 1)).as("take-over %d of the provider's previous hold by its "
+                    + "next run, of the %d grants after the claim", i + 1, RedisScripts.GRANTS_SINCE_A_CLAIM)
+                    .isEqualTo(12L + i);
+            assertThat(holder("h", next)).isEqualTo("1");
+            assertThat(holder("h", previous)).as("the hold it replaced").isNull();
+            assertThat(REDIS.admin().<Long>call(jedis -> jedis.hlen(keys.lock("h")))).as("fields of the hash")
+                    .isEqualTo(1);
+            previous = next;
+        }
         try (Subscriber subscriber = new Subscriber(keys.channel("h"))) {
-            assertThat(takeOver("h", ALICE, 30, dave, 1)).as("the next take-over: refused, the turn is Carol's")
+            assertThat(takeOver("h", ALICE, 30, previous, 1)).as("the next take-over: refused, the turn is Carol's")
                     .asList().first().isEqualTo(0L);
             assertThat(exists("h")).as("a refused take-over deletes the previous hold").isFalse();
             assertThat(subscriber.next()).as("and wakes Carol, as its release would").isEqualTo(carol);
         }
-        assertThat(release("h", dave, "1")).as("nothing left to release").isZero();
+        assertThat(release("h", previous, "1")).as("nothing left to release").isZero();
         assertThat(acquire("h", ALICE, 31)).as("free, but Carol's turn").isNegative();
-        assertThat(acquireOrClaim("h", carol, 4, LEASE)).as("Carol takes her turn").isEqualTo(13L);
+        assertThat(acquireOrClaim("h", carol, 4, LEASE)).as("Carol takes her turn")
+                .isEqualTo(12L + RedisScripts.GRANTS_SINCE_A_CLAIM);
     }
 
     @Test
