@@ -338,6 +338,19 @@ abstract class Dialect {
     }
 
     /**
+     * A waiting run's attempt in one statement where the database can: {@link #acquireOrLookSql}, and where it
+     * takes nothing, the claim of {@link #claimUpdate} in the same statement wherever the claim statement would
+     * claim or refresh (a run's own claim only past a third of its lease). One row of (new token, -1, 0, 0, 0, 0,
+     * 0) if it took the row, of {@code look}'s columns (read before the claim), whether it claimed, and the
+     * holder's lease left as the claim found the row, if it did not; none if the row is missing. Binds as
+     * {@link #acquireSql}, as {@link #claimUpdate}, the owner and two thirds of the lease in microseconds, then as
+     * {@code look}. Null where the database cannot (the default): the waiter claims with a statement of its own.
+     */
+    String takeOrClaimSql(String table, boolean readers, String look) {
+        return null;
+    }
+
+    /**
      * The update {@code update} writes around the SQL expression of the row's new token, made into a statement
      * that returns that token: see {@link #tokenIsGeneratedKey}.
      */

@@ -156,6 +156,8 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
             }
             long token;
             LockTable.RowState seen = null;
+            Duration claimedNow = null;
+            boolean claimTried = false;
             if (hold.shared) {
                 // the reader's own row first, then the grant (one statement where the database allows)
                 hold.mayHaveRow = true; // before the statement: one whose answer is lost may still have written
@@ -164,9 +166,22 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
                 // a run that has found the lock busy looks before it takes: while the lock is held, and most looks
                 // of a waiter find it held, the look is one read, which locks nothing and writes nothing; on
                 // PostgreSQL the look and the take are one statement, so that a waiter woken by a release takes the
-                // lock in one round trip (an update that finds the row held writes and keeps nothing either)
-                LockTable.Take look = table.takeOrLook(connection, hold.key, hold.owner, hold.ticket, lease);
-                if (look != null) {
+                // lock in one round trip (an update that finds the row held writes and keeps nothing either); there
+                // a waiter's claim joins the same statement, so that a woken waiter that does not get the lock
+                // claims the next turn in the same round trip
+                LockTable.TakeOrClaim both = null;
+                if (wakeUp != null && table.takesAndClaims()) {
+                    hold.mayHaveClaimed = true; // before the statement: one whose answer is lost may have claimed
+                    both = table.takeOrClaim(connection, hold.key, hold.owner, hold.ticket, lease);
+                }
+                LockTable.Take look = both != null ? null
+                        : table.takeOrLook(connection, hold.key, hold.owner, hold.ticket, lease);
+                if (both != null) {
+                    token = both.token();
+                    seen = both.row();
+                    claimedNow = both.claimed();
+                    claimTried = true;
+                } else if (look != null) {
                     token = look.token();
                     seen = look.row();
                 } else {
@@ -213,6 +228,10 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
             if (hold.ticket == Long.MAX_VALUE && holderToken >= 0) {
                 hold.ticket = holderToken; // the run's place in line: the grants it has seen pass count from here
             }
+            if (claimedNow != null) {
+                hold.claimHeld = true;
+                return Acquisition.claimed(claimedNow, holderToken);
+            }
             switch (row == null || holderToken < 0 ? LockTable.ClaimState.UNKNOWN : row.claim()) {
                 case OWN -> {
                     hold.claimHeld = true;
@@ -228,6 +247,11 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
                 }
                 default -> {
                     // not read, or a claim statement would claim or refresh: it decides
+                    if (claimTried && holderToken >= 0) {
+                        // the attempt's own claim was refused by a claim committed since the row was read
+                        hold.claimHeld = false;
+                        return Acquisition.busy(unclaimed(row.retryAfter()), holderToken);
+                    }
                 }
             }
             hold.mayHaveClaimed = true; // before the statement: one whose answer is lost may still have claimed

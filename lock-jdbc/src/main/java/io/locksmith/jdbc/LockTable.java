@@ -1080,6 +1080,55 @@ final class LockTable {
         }
     }
 
+    /** Whether a waiting run's attempt and its claim are one statement here ({@link #takeOrClaim}). */
+    boolean takesAndClaims() {
+        return leaseSql.takeOrClaim() != null;
+    }
+
+    /**
+     * A waiting run's attempt and, where it takes nothing, its claim, as one statement where the dialect has one
+     * ({@link Dialect#takeOrClaimSql}): as {@link #takeOrLook}, and whether the run claimed or refreshed its claim,
+     * with the holder's lease left as the claim found the row (null where it did not claim); null where the dialect
+     * has no such statement ({@link #takesAndClaims} false).
+     */
+    TakeOrClaim takeOrClaim(Connection connection, byte[] key, String owner, long ticket, Duration lease)
+            throws SQLException {
+        String sql = leaseSql.takeOrClaim();
+        if (sql == null) {
+            return null;
+        }
+        try (PreparedStatement query = connection.prepareStatement(sql)) {
+            bindAcquire(query, key, owner, lease);
+            query.setString(6, owner);
+            query.setLong(7, ticket);
+            query.setLong(8, Dialect.micros(lease));
+            query.setString(9, owner);
+            query.setBytes(10, key);
+            query.setString(11, owner);
+            query.setLong(12, ticket);
+            query.setString(13, owner);
+            query.setLong(14, Dialect.micros(lease) * 2 / 3);
+            bindLook(query, 14, key, owner, ticket, lease);
+            try (ResultSet row = query.executeQuery()) {
+                if (!row.next()) {
+                    return new TakeOrClaim(-1, RowState.MISSING, null);
+                }
+                if (row.getInt(2) < 0) {
+                    return new TakeOrClaim(row.getLong(1), null, null);
+                }
+                return new TakeOrClaim(-1, lookedAt(row), row.getLong(6) > 0
+                        ? Duration.of(Math.max(0, row.getLong(7)), ChronoUnit.MICROS) : null);
+            }
+        }
+    }
+
+    /**
+     * What {@link #takeOrClaim} answered: as {@link Take}, and where it took nothing but claimed (or refreshed its
+     * claim), within how long the claimant should look again; else null.
+     */
+    record TakeOrClaim(long token, RowState row, Duration claimed) {
+    }
+
     /** Binds the parameters of {@link LeaseSql#readTokenSql} after the first {@code before} ones. */
     private void bindLook(PreparedStatement statement, int before, byte[] key, String owner, long ticket,
             Duration lease) throws SQLException {
@@ -1177,14 +1226,16 @@ final class LockTable {
     }
 
     /** The lease-mode statements on the hot path, written once per table. */
-    private record LeaseSql(String acquire, String acquireOrRead, String acquireOrLook, String acquirePastReaders,
+    private record LeaseSql(String acquire, String acquireOrRead, String acquireOrLook, String takeOrClaim,
+            String acquirePastReaders,
             String takeOver, String takeOverPastClaim, String claim, String release, String dropClaim, String readToken, String readAcquire,
             String upsertReader, String releaseReader, String upsertReaderThenReadAcquire) {
 
         static LeaseSql of(Dialect d, String table, boolean readers) {
             String readToken = readTokenSql(d, table, readers);
             return new LeaseSql(d.acquireSql(table, readers), d.acquireOrReadSql(table, readers),
-                    d.acquireOrLookSql(table, readers, readToken), d.acquireSql(table, false),
+                    d.acquireOrLookSql(table, readers, readToken), d.takeOrClaimSql(table, readers, readToken),
+                    d.acquireSql(table, false),
                     d.takeOverSql(table, readers, false), d.takeOverSql(table, readers, true), d.claimSql(table),
                     d.releaseSql(table), d.dropClaimSql(table), readToken, d.readAcquireSql(table),
                     d.upsertReader(table), d.releaseReaderSql(table), d.upsertReaderThenReadAcquireSql(table));

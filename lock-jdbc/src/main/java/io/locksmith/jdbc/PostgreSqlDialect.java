@@ -87,6 +87,23 @@ final class PostgreSqlDialect extends Dialect {
     }
 
     /**
+     * The take, the claim where it took nothing, and the row as {@code look} read it, in one statement: the claim's
+     * update waits for the take's ({@code NOT EXISTS} reads the take's result), and skips the row the take updated.
+     * The claim reports the holder's lease left from the row as it found it after any commit since the snapshot,
+     * as {@link #claimSql} does; and where the statement takes nothing its commit does not wait for the disk.
+     */
+    @Override
+    String takeOrClaimSql(String table, boolean readers, String look) {
+        return "WITH taken AS (" + acquireSql(table, readers) + "), claimed AS (" + claimUpdate(table)
+                + " AND NOT EXISTS (SELECT 1 FROM taken) AND (claimant IS NULL OR claimant <> ? OR claim_until <= "
+                + nowPlusMicros() + ") RETURNING CASE WHEN owner IS NOT NULL AND expires_at > now() THEN " + microsUntil("expires_at")
+                + " ELSE 0 END AS lease_left) SELECT token, -1, 0, 0, 0, 0, 0 FROM taken UNION ALL SELECT l.*,"
+                + " (SELECT count(*) FROM claimed), COALESCE((SELECT lease_left FROM claimed), 0) FROM (" + look
+                + ") l WHERE CASE WHEN EXISTS (SELECT 1 FROM taken) THEN false ELSE " + NOT_DURABLE
+                + " IS NOT NULL END";
+    }
+
+    /**
      * The take-over, and a notification without a claimant where the row had waiters lately ({@code claim_until}
      * has not passed) but no live claim is left: the waiters sleep until a release, and must look again to claim
      * the next turn while the lock passes between one provider's runs.

@@ -9,6 +9,8 @@ import io.locksmith.LockOptions;
 import io.locksmith.jdbc.JdbcLockProviders.Mode;
 import io.locksmith.spi.Acquisition;
 import io.locksmith.spi.LockStore;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -19,6 +21,8 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -72,6 +76,40 @@ class JdbcClaimTest {
 
     private LockStore<Object> store(JdbcTarget target) {
         return store(target, TABLE, true);
+    }
+
+    /** A lease-mode store whose connections count the statements they prepare into {@code statements}. */
+    @SuppressWarnings("unchecked")
+    private LockStore<Object> countingStore(JdbcTarget target, AtomicInteger statements) {
+        HikariDataSource pool = target.pool(Duration.ofSeconds(5), 4);
+        DataSource counting = (DataSource) Proxy.newProxyInstance(getClass().getClassLoader(),
+                new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
+                    Object result = invoke(pool, method, args);
+                    return result instanceof Connection connection ? countingConnection(connection, statements)
+                            : result;
+                });
+        LockStore<?> store = JdbcLockProviders.builder(counting).mode(Mode.LEASE).table(TABLE).options(options())
+                .closing(pool, target.jdbcUrl()).buildStore();
+        closeAfter.add(store);
+        return (LockStore<Object>) store;
+    }
+
+    private static Connection countingConnection(Connection connection, AtomicInteger statements) {
+        return (Connection) Proxy.newProxyInstance(JdbcClaimTest.class.getClassLoader(),
+                new Class<?>[] {Connection.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("prepareStatement") || method.getName().equals("createStatement")) {
+                        statements.incrementAndGet();
+                    }
+                    return invoke(connection, method, args);
+                });
+    }
+
+    private static Object invoke(Object target, java.lang.reflect.Method method, Object[] args) throws Throwable {
+        try {
+            return method.invoke(target, args);
+        } catch (InvocationTargetException e) {
+            throw e.getCause();
+        }
     }
 
     /** A session-mode store on a pool of its own, as another process would have. */
@@ -148,6 +186,36 @@ class JdbcClaimTest {
         Acquisition theirTurn = theirs.tryAcquire(old, LEASE, Duration.ZERO, WAITS);
         assertThat(theirTurn.isAcquired()).as("the claimant's turn: %s", theirTurn).isTrue();
         assertThat(theirs.release(old)).isTrue();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = JdbcTarget.class, names = {"H2", "MARIADB", "POSTGRES", "MYSQL_CONNECTOR_J"})
+    @DisplayName("a waiter that finds the lock held again after a claimant's grant claims the next turn: in the "
+            + "statement of its attempt on PostgreSQL, with a read and a claim elsewhere")
+    void waiterClaimsTheNextTurnInItsAttempt(JdbcTarget target) throws Exception {
+        LockStore<Object> holders = store(target);
+        AtomicInteger statements = new AtomicInteger();
+        LockStore<Object> waiters = countingStore(target, statements);
+        Object first = holders.newHold(NAME, "a.1");
+        assertThat(holders.tryAcquire(first, LEASE, Duration.ZERO, null).isAcquired()).isTrue();
+        Object claimantRun = waiters.newHold(NAME, "b.1");
+        assertThat(waiters.tryAcquire(claimantRun, LEASE, Duration.ZERO, WAITS).isClaimed()).isTrue();
+        Object other = waiters.newHold(NAME, "c.1");
+        Acquisition behind = waiters.tryAcquire(other, LEASE, Duration.ZERO, WAITS);
+        assertThat(behind.isClaimed() || behind.isAcquired()).as("behind the live claim: %s", behind).isFalse();
+        assertThat(holders.release(first)).isTrue();
+        assertThat(waiters.tryAcquire(claimantRun, LEASE, Duration.ZERO, WAITS).isAcquired())
+                .as("the claimant's turn, which ends its claim").isTrue();
+
+        int before = statements.get();
+        Acquisition looked = waiters.tryAcquire(other, LEASE, Duration.ZERO, WAITS);
+        int sent = statements.get() - before;
+        assertThat(looked.isClaimed()).as("the other waiter's attempt while the claimant holds: %s", looked).isTrue();
+        assertThat(claimant(target)).isEqualTo("c.1");
+        assertThat(sent).as("statements of that attempt").isEqualTo(target == JdbcTarget.POSTGRES ? 1 : 2);
+        assertThat(waiters.release(claimantRun)).isTrue();
+        assertThat(waiters.tryAcquire(other, LEASE, Duration.ZERO, WAITS).isAcquired()).as("its turn").isTrue();
+        assertThat(waiters.release(other)).isTrue();
     }
 
     @ParameterizedTest(name = "{0}")
