@@ -1021,13 +1021,7 @@ final class LockTable {
         Dialect d = dialect;
         try (PreparedStatement claim = connection.prepareStatement(leaseSql.claim())) {
             bound(claim);
-            claim.setString(1, owner);
-            claim.setLong(2, ticket);
-            claim.setLong(3, Dialect.micros(lease));
-            claim.setString(4, owner);
-            claim.setBytes(5, key);
-            claim.setString(6, owner);
-            claim.setLong(7, ticket);
+            bindClaim(claim, 0, key, owner, ticket, lease);
             if (!d.claimTellsLeaseLeft()) {
                 return new Claim(claim.executeUpdate() > 0, null);
             }
@@ -1040,6 +1034,18 @@ final class LockTable {
                 return new Claim(row.getBoolean(1), Duration.of(Math.max(0, row.getLong(2)), ChronoUnit.MICROS));
             }
         }
+    }
+
+    /** Binds the parameters of {@link Dialect#claimUpdate} after the first {@code before} ones. */
+    private static void bindClaim(PreparedStatement statement, int before, byte[] key, String owner, long ticket,
+            Duration lease) throws SQLException {
+        statement.setString(before + 1, owner);
+        statement.setLong(before + 2, ticket);
+        statement.setLong(before + 3, Dialect.micros(lease));
+        statement.setString(before + 4, owner);
+        statement.setBytes(before + 5, key);
+        statement.setString(before + 6, owner);
+        statement.setLong(before + 7, ticket);
     }
 
     /**
@@ -1099,13 +1105,7 @@ final class LockTable {
         }
         try (PreparedStatement query = connection.prepareStatement(sql)) {
             bindAcquire(query, key, owner, lease);
-            query.setString(6, owner);
-            query.setLong(7, ticket);
-            query.setLong(8, Dialect.micros(lease));
-            query.setString(9, owner);
-            query.setBytes(10, key);
-            query.setString(11, owner);
-            query.setLong(12, ticket);
+            bindClaim(query, 5, key, owner, ticket, lease);
             query.setString(13, owner);
             query.setLong(14, Dialect.micros(lease) * 2 / 3);
             bindLook(query, 14, key, owner, ticket, lease);

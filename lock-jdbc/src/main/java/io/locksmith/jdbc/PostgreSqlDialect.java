@@ -96,8 +96,8 @@ final class PostgreSqlDialect extends Dialect {
     String takeOrClaimSql(String table, boolean readers, String look) {
         return "WITH taken AS (" + acquireSql(table, readers) + "), claimed AS (" + claimUpdate(table)
                 + " AND NOT EXISTS (SELECT 1 FROM taken) AND (claimant IS NULL OR claimant <> ? OR claim_until <= "
-                + nowPlusMicros() + ") RETURNING CASE WHEN owner IS NOT NULL AND expires_at > now() THEN " + microsUntil("expires_at")
-                + " ELSE 0 END AS lease_left) SELECT token, -1, 0, 0, 0, 0, 0 FROM taken UNION ALL SELECT l.*,"
+                + nowPlusMicros() + ") RETURNING " + leaseLeftAsClaimed()
+                + ") SELECT token, -1, 0, 0, 0, 0, 0 FROM taken UNION ALL SELECT l.*,"
                 + " (SELECT count(*) FROM claimed), COALESCE((SELECT lease_left FROM claimed), 0) FROM (" + look
                 + ") l WHERE CASE WHEN EXISTS (SELECT 1 FROM taken) THEN false ELSE " + NOT_DURABLE
                 + " IS NOT NULL END";
@@ -166,14 +166,22 @@ final class PostgreSqlDialect extends Dialect {
      */
     @Override
     String claimSql(String table) {
-        return "WITH claimed AS (" + claimUpdate(table) + " RETURNING CASE WHEN owner IS NOT NULL AND expires_at >"
-                + " now() THEN " + microsUntil("expires_at") + " ELSE 0 END AS lease_left) SELECT EXISTS (SELECT 1"
-                + " FROM claimed), COALESCE((SELECT lease_left FROM claimed),"
+        return "WITH claimed AS (" + claimUpdate(table) + " RETURNING " + leaseLeftAsClaimed() + ") SELECT EXISTS"
+                + " (SELECT 1 FROM claimed), COALESCE((SELECT lease_left FROM claimed),"
                 + " CASE WHEN owner IS NOT NULL AND expires_at > now() THEN " + microsUntil("expires_at")
                 + " WHEN claimant IS NOT NULL AND claimant <> ? AND claim_until > now() AND token - claim_token >= "
                 + LockStore.GRANTS_PAST_A_CLAIM + " AND NOT EXISTS (SELECT 1 FROM claimed) THEN "
                 + microsUntil("claim_until") + " ELSE 0 END), " + NOT_DURABLE + " FROM " + table
                 + " WHERE lock_key = ?";
+    }
+
+    /**
+     * The holder's lease left in microseconds, 0 where none lives, as a claim's {@code RETURNING} reads it: from the
+     * row as the claim found it after any commit since the statement's snapshot.
+     */
+    private String leaseLeftAsClaimed() {
+        return "CASE WHEN owner IS NOT NULL AND expires_at > now() THEN " + microsUntil("expires_at")
+                + " ELSE 0 END AS lease_left";
     }
 
     @Override

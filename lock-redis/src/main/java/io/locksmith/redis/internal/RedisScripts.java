@@ -110,6 +110,14 @@ public final class RedisScripts {
     public static final String QUEUE = "queue";
 
     /**
+     * How many grants a claim lets pass after it is made, however old its claimant's ticket: the holder's process
+     * hands the lock to its own waiting threads that many times before the turn crosses to the claimant's. Three
+     * (a turn of about four grants) measured, with four processes of two threads, Redis +6 % and Redlock +22 %
+     * handoffs/s against one, with the longest wait still within 13× the median (docs/benchmarks.md).
+     */
+    public static final int GRANTS_SINCE_A_CLAIM = 3;
+
+    /**
      * KEYS[1] lock hash, KEYS[2] fencing counter, KEYS[3] cancelled attempts, KEYS[4] claim to the next turn,
      * KEYS[5] FIFO queue, KEYS[6] its deadlines; ARGV[1] owner, ARGV[2] lease in ms, ARGV[3] attempt id (a decimal
      * number, greater than the owner's earlier attempts), ARGV[4] {@link #CLAIM} if a busy answer should claim the
@@ -129,14 +137,6 @@ public final class RedisScripts {
      * and claiming, a three-element array: 1 if the owner holds the claim now, else 0; the remaining lease in ms
      * (0 if unknown); the run's ticket.
      */
-    /**
-     * How many grants a claim lets pass after it is made, however old its claimant's ticket: the holder's process
-     * hands the lock to its own waiting threads that many times before the turn crosses to the claimant's. Three
-     * (a turn of about four grants) measured, with four processes of two threads, Redis +6 % and Redlock +22 %
-     * handoffs/s against one, with the longest wait still within 13× the median (docs/benchmarks.md).
-     */
-    public static final int GRANTS_SINCE_A_CLAIM = 3;
-
     public static final Script ACQUIRE = new Script("acquire", """
             local free = redis.call('exists', KEYS[1], KEYS[3], KEYS[4], KEYS[5]) == 0
             local refused = false
@@ -224,7 +224,8 @@ public final class RedisScripts {
             end
             return -math.max(ttl, 1)
             """.replace("$GRANTS", Integer.toString(LockStore.GRANTS_PAST_A_CLAIM)).replace("$OLDER", Lua.OLDER)
-            .replace("$SINCE", Integer.toString(GRANTS_SINCE_A_CLAIM)).replace("$QUEUE_HEAD", Lua.QUEUE_HEAD).replace("$QUEUE_JOIN", Lua.QUEUE_JOIN)
+            .replace("$SINCE", Integer.toString(GRANTS_SINCE_A_CLAIM)).replace("$QUEUE_HEAD", Lua.QUEUE_HEAD)
+            .replace("$QUEUE_JOIN", Lua.QUEUE_JOIN)
             .replace("$CLAIM", Lua.claim(false)));
 
     /**
