@@ -18,7 +18,8 @@ import java.util.Set;
 /**
  * The lock-tests contract on one database in one mode. Every provider gets its own HikariCP pool, as if it were
  * another process; round trips are counted on the client side (every statement, commit, rollback and validity
- * check is one), because the servers are shared and their own counters see everybody's traffic. The store
+ * check is one), because the servers are shared and their own counters see everybody's traffic, and only those of
+ * the test's own providers, because providers of earlier tests in the same JVM may still be at work. The store
  * control drops connections by killing, from the server side, every connection the test's providers opened.
  */
 abstract class JdbcContract extends LockProviderContract {
@@ -100,7 +101,7 @@ abstract class JdbcContract extends LockProviderContract {
 
     @Override
     protected long storeOperationCount() {
-        return TrackedDataSource.ROUND_TRIPS.get();
+        return tracked.roundTrips(); // this test's providers only
     }
 
     @Override

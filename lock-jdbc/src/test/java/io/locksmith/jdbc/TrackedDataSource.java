@@ -29,8 +29,6 @@ import javax.sql.DataSource;
  */
 final class TrackedDataSource {
 
-    /** Round trips made through every tracked data source of this JVM. */
-    static final AtomicLong ROUND_TRIPS = new AtomicLong();
 
     private static final Set<String> COUNTED_STATEMENT_METHODS = Set.of("execute", "executeQuery", "executeUpdate",
             "executeLargeUpdate", "executeBatch", "executeLargeBatch");
@@ -47,10 +45,20 @@ final class TrackedDataSource {
     });
 
     private final JdbcTarget target;
+    /**
+     * Round trips made through the data sources this one wrapped: a test's own, so that another test's providers
+     * still at work in the same JVM (a release retried in the background, a renewal) do not count.
+     */
+    private final AtomicLong roundTrips = new AtomicLong();
     private final Map<Connection, Long> ids = Collections.synchronizedMap(new WeakHashMap<>());
 
     TrackedDataSource(JdbcTarget target) {
         this.target = target;
+    }
+
+    /** Round trips made so far through the data sources this one wrapped. */
+    long roundTrips() {
+        return roundTrips.get();
     }
 
     /** Wraps {@code dataSource}; connections it hands out are counted and remembered. */
@@ -95,7 +103,7 @@ final class TrackedDataSource {
 
     private Object onConnection(Object connection, Method method, Object[] args) throws Throwable {
         if (COUNTED_CONNECTION_METHODS.contains(method.getName())) {
-            ROUND_TRIPS.incrementAndGet();
+            roundTrips.incrementAndGet();
         }
         Object result = invoke(connection, method, args);
         if (result instanceof Statement statement && STATEMENT_FACTORIES.contains(method.getName())) {
@@ -106,7 +114,7 @@ final class TrackedDataSource {
                 if (!COUNTED_STATEMENT_METHODS.contains(m.getName())) {
                     return invoke(target, m, a);
                 }
-                ROUND_TRIPS.incrementAndGet();
+                roundTrips.incrementAndGet();
                 String sql = prepared != null ? prepared : a != null && a.length > 0 && a[0] instanceof String s ? s
                         : null;
                 if (id == null || sql == null || waitsForLocks(sql)) {
