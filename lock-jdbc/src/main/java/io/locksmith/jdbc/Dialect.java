@@ -205,6 +205,15 @@ abstract class Dialect {
     }
 
     /**
+     * Whether {@link #takeOverSql} also releases the previous run's hold when it takes nothing, answering
+     * {@link LockTable#RELEASED_INSTEAD}; it then binds, after the take-over's parameters, key, previous owner,
+     * channel, channel. Elsewhere the store releases with a statement of its own.
+     */
+    boolean takeOverReleases() {
+        return false;
+    }
+
+    /**
      * The statement that claims the next turn of a row for a waiting run, or refreshes the run's own live claim;
      * binds owner, ticket, lease micros, owner, key, owner, ticket. The run's ticket is the row's token when the run
      * first found the lock busy ({@link Long#MAX_VALUE} until it knows it): it takes the row where no other run's

@@ -371,9 +371,9 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
     /**
      * One statement that takes the row from {@code previous} for {@code hold} (see {@link LockTable#takeOver});
      * when it takes nothing (a claim has had its turns, read holds may live, the hold expired), {@code previous}
-     * is released and {@code hold} makes an ordinary attempt. After a previous run that was the claimant when it
-     * was granted, the take-over passes the claim living now, which was made during that run's hold: one grant
-     * after a claim is made, as on Redis.
+     * is released (on PostgreSQL by the same statement) and {@code hold} makes an ordinary attempt. After a previous
+     * run that was the claimant when it was granted, the take-over passes the claim living now, which was made during
+     * that run's hold: one grant after a claim is made, as on Redis.
      */
     @Override
     public Acquisition takeOver(LeaseHold previous, LeaseHold hold, Duration lease, Runnable wakeUp) {
@@ -384,7 +384,11 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
         if (token >= 0) {
             return Acquisition.acquired(token);
         }
-        release(previous);
+        if (token == LockTable.RELEASED_INSTEAD) {
+            previous.pendingToken = -1;
+        } else {
+            release(previous);
+        }
         return tryAcquire(hold, lease, Duration.ZERO, wakeUp);
     }
 

@@ -711,18 +711,27 @@ final class LockTable {
         }
     }
 
+    /** What {@link #takeOver} answers where its statement took nothing and released the previous hold. */
+    static final long RELEASED_INSTEAD = -2;
+
     /**
      * The take-over of {@link LockStore#takeOver}: the compare-and-set of {@link #compareAndSet} that also takes the
      * row where {@code previous}, a run of the same provider, holds it (see {@link Dialect#takeOverSql}; with
      * {@code pastClaim}, whatever the claim), in autocommit.
      *
-     * @return the row's new token, or -1 if it took nothing
+     * @return the row's new token, or -1 if it took nothing, or {@link #RELEASED_INSTEAD} if it took nothing and
+     *         released {@code previous}'s hold (where {@link Dialect#takeOverReleases})
      */
     long takeOver(Connection connection, byte[] key, String owner, String previous, boolean pastClaim, Duration lease,
             String channel) throws SQLException {
         try (PreparedStatement update = prepareTokenStatement(connection,
                 pastClaim ? leaseSql.takeOverPastClaim() : leaseSql.takeOver())) {
             int next = bindAcquire(update, key, owner, lease, previous);
+            if (dialect.takeOverReleases()) {
+                update.setBytes(next++, key);
+                update.setString(next++, previous);
+                update.setString(next++, channel);
+            }
             if (dialect.notifiesReleases()) {
                 update.setString(next, channel);
             }
