@@ -18,8 +18,9 @@ final class HikariPools {
 
     /**
      * The pool settings of a provider: a connection within the operation timeout or a failure, no connection
-     * before the first use, eviction of connections H2 reports broken, and on MariaDB Connector/J server-side
-     * prepared statements (see {@link #serverPreparedStatements}).
+     * before the first use, eviction of connections H2 reports broken, on MariaDB Connector/J server-side prepared
+     * statements (see {@link #serverPreparedStatements}), and on PostgreSQL sockets that hand notifications over
+     * at once (see {@link #promptNotifications}).
      */
     static HikariConfig config(String jdbcUrl, int size, Duration operationTimeout) {
         long timeoutMillis = Math.max(250, operationTimeout.toMillis());
@@ -37,6 +38,9 @@ final class HikariPools {
         if (serverPreparedStatements(jdbcUrl)) {
             config.addDataSourceProperty("useServerPrepStmts", "true");
         }
+        if (promptNotifications(jdbcUrl)) {
+            config.addDataSourceProperty("socketFactory", PromptNotificationSocketFactory.class.getName());
+        }
         return config;
     }
 
@@ -51,6 +55,17 @@ final class HikariPools {
      */
     static boolean serverPreparedStatements(String jdbcUrl) {
         return jdbcUrl.startsWith("jdbc:mariadb:") && !jdbcUrl.contains("useServerPrepStmts=");
+    }
+
+    /**
+     * Whether the pool gives the PostgreSQL driver {@link PromptNotificationSocketFactory}'s sockets: on {@code
+     * jdbc:postgresql:} URLs that name no {@code socketFactory} of their own. With the driver's sockets every
+     * notification reaches the listening thread a millisecond late, and in lease mode that millisecond lies on
+     * every hand-off between processes (docs/benchmarks.md: 355 against 424 handoffs/s in the multi-process
+     * scenario).
+     */
+    static boolean promptNotifications(String jdbcUrl) {
+        return jdbcUrl.startsWith("jdbc:postgresql:") && !jdbcUrl.contains("socketFactory=");
     }
 
     /**

@@ -46,6 +46,8 @@ final class LockTable {
     /** A table name: an SQL identifier, optionally qualified by a schema. */
     static final Pattern TABLE_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,47}(\\.[A-Za-z_][A-Za-z0-9_]{0,47})?");
     private static final Executor DIRECT = Runnable::run;
+    /** The shortest network timeout a borrowed connection gets; see {@link #setNetworkTimeout}. */
+    static final int MIN_NETWORK_TIMEOUT_MILLIS = PromptNotificationSocketFactory.PEEK_MILLIS + 1;
 
     private final DataSource dataSource;
     private final String table;
@@ -270,11 +272,13 @@ final class LockTable {
 
     /**
      * Sets {@code timeout} as the network timeout of {@code connection}, where its driver has one; false where it
-     * has none.
+     * has none. Never below {@value #MIN_NETWORK_TIMEOUT_MILLIS} ms: on {@link PromptNotificationSocketFactory}'s
+     * sockets a 1 ms read is a look whether anything was received.
      */
     static boolean setNetworkTimeout(Connection connection, Duration timeout) throws SQLException {
         try {
-            connection.setNetworkTimeout(DIRECT, (int) Math.min(Integer.MAX_VALUE, Math.max(1, timeout.toMillis())));
+            connection.setNetworkTimeout(DIRECT, (int) Math.min(Integer.MAX_VALUE,
+                    Math.max(MIN_NETWORK_TIMEOUT_MILLIS, timeout.toMillis())));
             return true;
         } catch (SQLFeatureNotSupportedException | AbstractMethodError | UnsupportedOperationException e) {
             // embedded databases have no network; the query timeout still applies

@@ -67,6 +67,27 @@ class HikariPoolsTest {
         }
     }
 
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(JdbcTarget.class)
+    @DisplayName("on PostgreSQL (and only there) connections come from PromptNotificationSocketFactory, unless the "
+            + "URL names a socket factory of its own")
+    void promptNotificationsOnPostgreSql(JdbcTarget target) throws SQLException {
+        boolean postgres = target.jdbcUrl().startsWith("jdbc:postgresql:");
+        Object factory = HikariPools.config(target.jdbcUrl(), 1, Duration.ofSeconds(5)).getDataSourceProperties()
+                .get("socketFactory");
+        assertThat(factory).isEqualTo(postgres ? PromptNotificationSocketFactory.class.getName() : null);
+        String own = target.jdbcUrl() + (target.jdbcUrl().contains("?") ? "&" : "?")
+                + "socketFactory=javax.net.DefaultSocketFactory";
+        assertThat(HikariPools.promptNotifications(own)).isFalse();
+        assertThat(HikariPools.config(own, 1, Duration.ofSeconds(5)).getDataSourceProperties())
+                .doesNotContainKey("socketFactory");
+        try (HikariDataSource pool = target.pool(Duration.ofSeconds(5), 1);
+             Connection pooled = pool.getConnection();
+             Statement select = pooled.createStatement()) {
+            assertThat(select.execute("SELECT 1")).isTrue();
+        }
+    }
+
     /** The server's count of executions of server-side prepared statements, all clients together. */
     private static long statementsExecuted(JdbcTarget target) throws SQLException {
         try (Connection admin = target.admin().getConnection();
