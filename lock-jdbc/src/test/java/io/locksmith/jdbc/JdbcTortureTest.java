@@ -13,9 +13,13 @@ import io.locksmith.tests.torture.TortureReport;
 import io.locksmith.tests.torture.TortureRun;
 import io.locksmith.tests.torture.WorkerProcess;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -31,6 +35,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
@@ -545,8 +550,8 @@ class JdbcTortureTest {
     }
 
     /**
-     * H2 in server mode: a TCP server in this JVM over a file database, which the test stops (closing every
-     * client connection, after which the database closes) and starts again on the same port.
+     * H2 in server mode: a TCP server in this JVM over a file database, which the test stops (cutting every
+     * client connection, after which the sessions and the database close) and starts again on the same port.
      */
     @Nested
     @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -593,69 +598,188 @@ class JdbcTortureTest {
         }
     }
 
-    /** An H2 TCP server in this JVM over a file database, stopped and started again on the same port. */
+    /**
+     * An H2 TCP server in this JVM over a file database, stopped and started again, behind a relay on the port the
+     * clients use. Stopping cuts every client connection at the relay first, then stops the server: H2's own
+     * {@code TcpServer.stop()} closes each session from the stopping thread, so a statement still running in its
+     * session's thread is rolled back while the client is told it was applied (its reply carries the update count
+     * under {@code STATUS_CLOSED}, which the client driver takes for success; read in H2 2.4's
+     * {@code TcpServer.stop}, {@code SessionLocal.close}, {@code Command.stop} and {@code SessionRemote.done}). Seen
+     * once in the lease run: a grant answered to one client and rolled back, so that the next client got the same
+     * token. With the connections cut first, no answer given after the stop began reaches a client, as when a
+     * database server goes down; what was committed before stays, since the database closes cleanly.
+     */
     static final class H2TcpServer implements AutoCloseable {
         private static final Duration BIND_LIMIT = Duration.ofSeconds(15);
 
         private final Path directory;
         private final int port;
+        private final int serverPort;
+        private final Set<Socket> relayed = ConcurrentHashMap.newKeySet();
         private Server server;
+        private ServerSocket relay;
 
-        private H2TcpServer(Path directory, int port) {
+        private H2TcpServer(Path directory, int port, int serverPort) {
             this.directory = directory;
             this.port = port;
+            this.serverPort = serverPort;
         }
 
         static H2TcpServer start(Path directory) {
-            int port;
             try {
                 Files.createDirectories(directory);
-                try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-                    port = probe.getLocalPort();
-                }
             } catch (IOException e) {
                 throw new UncheckedIOException("Cannot prepare the H2 server in " + directory, e);
             }
-            H2TcpServer h2 = new H2TcpServer(directory, port);
+            H2TcpServer h2 = new H2TcpServer(directory, freePort(), freePort());
             h2.start();
             return h2;
         }
 
-        /** The URL of the database, as the workers open it. */
+        private static int freePort() {
+            try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+                return probe.getLocalPort();
+            } catch (IOException e) {
+                throw new UncheckedIOException("Cannot find a free port for the H2 server", e);
+            }
+        }
+
+        /** The URL of the database, as the workers open it: through the relay. */
         String url() {
             return "jdbc:h2:tcp://127.0.0.1:" + port + "/" + directory.toAbsolutePath().resolve("torture")
                     + ";USER=sa;PASSWORD=sa";
         }
 
-        /** Starts the server on its port, retrying while the port is still held by the previous one. */
+        /** Starts the server and the relay on their ports, retrying while a port is still held by the previous one. */
         synchronized void start() {
+            server = bound("H2 TCP server", serverPort, () -> Server.createTcpServer("-tcpPort",
+                    Integer.toString(serverPort), "-ifNotExists").start());
+            relay = bound("relay", port, () -> {
+                ServerSocket socket = new ServerSocket();
+                socket.setReuseAddress(true);
+                socket.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
+                return socket;
+            });
+            ServerSocket listening = relay;
+            Thread acceptor = new Thread(() -> relayClients(listening), "h2-relay-accept-" + port);
+            acceptor.setDaemon(true);
+            acceptor.start();
+        }
+
+        /**
+         * Cuts every client connection and refuses new ones, then stops the server: every session closes, after
+         * which the database closes.
+         */
+        synchronized void stop() {
+            cut();
+            server.stop();
+        }
+
+        private interface Binding<T> {
+            T bind() throws Exception;
+        }
+
+        private static <T> T bound(String what, int port, Binding<T> binding) {
             long deadline = System.nanoTime() + BIND_LIMIT.toNanos();
             while (true) {
                 try {
-                    server = Server.createTcpServer("-tcpPort", Integer.toString(port), "-ifNotExists").start();
-                    return;
-                } catch (SQLException e) {
+                    return binding.bind();
+                } catch (Exception e) {
                     if (System.nanoTime() - deadline > 0) {
-                        throw new IllegalStateException("The H2 TCP server did not start on port " + port, e);
+                        throw new IllegalStateException("The " + what + " did not start on port " + port, e);
                     }
                     try {
                         Thread.sleep(100);
                     } catch (InterruptedException interrupted) {
                         Thread.currentThread().interrupt();
-                        throw new IllegalStateException("Interrupted while starting the H2 TCP server", interrupted);
+                        throw new IllegalStateException("Interrupted while starting the " + what, interrupted);
                     }
                 }
             }
         }
 
-        /** Stops the server: every client connection is closed, and with the last one the database. */
-        synchronized void stop() {
-            server.stop();
+        /** Accepts clients until the listening socket closes, each relayed to the server over a connection of its own. */
+        private void relayClients(ServerSocket listening) {
+            while (true) {
+                Socket client;
+                try {
+                    client = listening.accept();
+                } catch (IOException e) {
+                    return; // cut
+                }
+                relayed.add(client);
+                Socket toServer = new Socket();
+                relayed.add(toServer);
+                try {
+                    client.setTcpNoDelay(true);
+                    toServer.setTcpNoDelay(true);
+                    toServer.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), serverPort));
+                    pump(client, toServer);
+                    pump(toServer, client);
+                } catch (IOException e) {
+                    closeBoth(client, toServer);
+                }
+                if (listening.isClosed()) {
+                    closeBoth(client, toServer); // cut while this one was being connected
+                }
+            }
         }
 
-        /** Stops the server and deletes the database files. */
+        /** Copies {@code from} to {@code to} on a thread of its own until either closes, then closes both. */
+        private void pump(Socket from, Socket to) {
+            Thread pump = new Thread(() -> {
+                byte[] buffer = new byte[16 * 1024];
+                try {
+                    InputStream in = from.getInputStream();
+                    OutputStream out = to.getOutputStream();
+                    for (int n = in.read(buffer); n >= 0; n = in.read(buffer)) {
+                        out.write(buffer, 0, n);
+                        out.flush();
+                    }
+                } catch (IOException e) {
+                    // closed at either end, or cut
+                } finally {
+                    closeBoth(from, to);
+                }
+            }, "h2-relay-" + from.getPort());
+            pump.setDaemon(true);
+            pump.start();
+        }
+
+        private void closeBoth(Socket a, Socket b) {
+            for (Socket socket : new Socket[] {a, b}) {
+                relayed.remove(socket);
+                try {
+                    socket.close();
+                } catch (IOException e) {
+                    // already closed
+                }
+            }
+        }
+
+        /** Closes the relay's listening socket and every relayed connection. */
+        private void cut() {
+            try {
+                relay.close();
+            } catch (IOException e) {
+                // already closed
+            }
+            for (Socket socket : List.copyOf(relayed)) {
+                relayed.remove(socket);
+                try {
+                    socket.close();
+                } catch (IOException e) {
+                    // already closed
+                }
+            }
+        }
+
+        /** Stops the relay and the server and deletes the database files. */
         @Override
         public synchronized void close() {
+            if (relay != null) {
+                cut();
+            }
             if (server != null) {
                 server.stop();
             }
