@@ -6,15 +6,24 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
+import java.security.KeyStore;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import javax.net.ssl.KeyManagerFactory;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLServerSocket;
+import javax.net.ssl.SSLSocket;
+import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
@@ -111,6 +120,75 @@ class PromptNotificationSocketFactoryTest {
             assertThat(byNameFromLocal.isConnected()).isTrue();
             assertThat(byAddressFromLocal.isConnected()).isTrue();
             assertThat(unconnected.isConnected()).isFalse();
+        }
+    }
+
+    @Test
+    @DisplayName("with TLS layered over the socket, as the driver layers it, looks are answered at once and the "
+            + "connection stays usable")
+    void tlsLayeredOverTheSocket() throws Exception {
+        KeyStore keys = KeyStore.getInstance("PKCS12");
+        char[] password = "prompt-tls".toCharArray();
+        try (InputStream file = getClass().getResourceAsStream("/prompt-tls.p12")) {
+            keys.load(file, password); // a self-signed certificate for localhost, valid until 2126
+        }
+        KeyManagerFactory keyManagers = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+        keyManagers.init(keys, password);
+        TrustManagerFactory trustManagers = TrustManagerFactory.getInstance(
+                TrustManagerFactory.getDefaultAlgorithm());
+        trustManagers.init(keys);
+        // TLS 1.2: no session tickets after the handshake, so that nothing arrives before the server writes
+        SSLContext tls = SSLContext.getInstance("TLSv1.2");
+        tls.init(keyManagers.getKeyManagers(), trustManagers.getTrustManagers(), null);
+        try (SSLServerSocket tlsServer = (SSLServerSocket) tls.getServerSocketFactory().createServerSocket(0, 4,
+                InetAddress.getLoopbackAddress())) {
+            CompletableFuture<Void> serving = CompletableFuture.runAsync(() -> {
+                try (Socket peer = tlsServer.accept()) {
+                    InputStream in = peer.getInputStream();
+                    OutputStream out = peer.getOutputStream();
+                    in.read(); // the client's first byte: only then is anything sent
+                    out.write(new byte[] {42, 43}); // one record
+                    out.flush();
+                    in.read();
+                    out.write(44);
+                    out.flush();
+                    try {
+                        in.read(); // until the client closes
+                    } catch (IOException e) {
+                        // the client went
+                    }
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            });
+            Socket plain = factory.createSocket();
+            plain.connect(tlsServer.getLocalSocketAddress(), 10_000);
+            try (SSLSocket layered = (SSLSocket) tls.getSocketFactory().createSocket(plain, "localhost",
+                    tlsServer.getLocalPort(), true)) {
+                layered.setSoTimeout(10_000);
+                layered.startHandshake();
+                InputStream input = layered.getInputStream();
+                OutputStream output = layered.getOutputStream();
+
+                layered.setSoTimeout(PromptNotificationSocketFactory.PEEK_MILLIS);
+                assertThatThrownBy(input::read).isInstanceOf(SocketTimeoutException.class)
+                        .hasMessage(PromptNotificationSocketFactory.NOTHING_RECEIVED);
+
+                output.write(1);
+                output.flush();
+                layered.setSoTimeout(10_000);
+                assertThat(input.read()).isEqualTo(42);
+                layered.setSoTimeout(PromptNotificationSocketFactory.PEEK_MILLIS);
+                assertThat(input.read()).as("what the record brought, read by a look").isEqualTo(43);
+                assertThatThrownBy(input::read).isInstanceOf(SocketTimeoutException.class)
+                        .hasMessage(PromptNotificationSocketFactory.NOTHING_RECEIVED);
+
+                output.write(2);
+                output.flush();
+                layered.setSoTimeout(10_000);
+                assertThat(input.read()).as("a read after the looks").isEqualTo(44);
+            }
+            serving.get(30, TimeUnit.SECONDS);
         }
     }
 
