@@ -311,8 +311,6 @@ public final class StoreLockProvider<H> implements LockProvider {
         Backoff claimPolls;
         /** Whether the run's last busy answer kept its claim to the next turn. */
         boolean claimed;
-        /** Whether the run's last busy answer said its claim had let the others' grants pass. */
-        boolean nextTurn;
         /** The latest grant's fencing token as the run's last busy answer read it, or -1. */
         long holderToken = -1;
         /** The hold, once granted and published. */
@@ -554,18 +552,16 @@ public final class StoreLockProvider<H> implements LockProvider {
             pause = holderLeft;
         } else if (outcome.isClaimed()) {
             // the next turn is ours: once the holders have had theirs the lock waits for this run alone, idle until
-            // it looks again, so look again soon: from a quarter of the shortest backoff (a tenth once the store says
-            // the turn is the next one), growing to it while the claim lasts, so that a long hold is not polled
-            // faster than by any other waiter
-            boolean nextTurn = outcome.isNextTurn();
-            if (newClaim || run.claimPolls == null || nextTurn != run.nextTurn) {
+            // it looks again, and the holders' provider learns that their turns are over only when it is refused,
+            // which it does not tell us; so look again soon: from a tenth of the shortest backoff, growing to it
+            // while one holder keeps the lock, so that a long hold is not polled faster than by any other waiter
+            if (newClaim || run.claimPolls == null) {
                 long min = options.minBackoff().toNanos();
-                run.claimPolls = new Backoff(nextTurn ? min / 10 : min / 4, min);
+                run.claimPolls = new Backoff(min / 10, min);
             } else if (outcome.holderToken() >= 0 && lastHolderToken >= 0 && outcome.holderToken() != lastHolderToken) {
                 // the lock changed hands since the last look: the others' turns are passing, and ours comes next
                 run.claimPolls.restart();
             }
-            run.nextTurn = nextTurn;
             pause = Math.min(run.claimPolls.next(), Math.max(holderLeft, 0));
         } else {
             if (run.backoff == null) {

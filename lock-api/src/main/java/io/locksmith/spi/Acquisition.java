@@ -24,15 +24,9 @@ public final class Acquisition {
     private final boolean claimed;
     private final long holderToken;
     private final boolean queued;
-    private final boolean nextTurn;
 
     private Acquisition(boolean acquired, long fencingToken, Duration validFor, Duration retryAfter,
             boolean watched, boolean backOff, boolean claimed, long holderToken, boolean queued) {
-        this(acquired, fencingToken, validFor, retryAfter, watched, backOff, claimed, holderToken, queued, false);
-    }
-
-    private Acquisition(boolean acquired, long fencingToken, Duration validFor, Duration retryAfter,
-            boolean watched, boolean backOff, boolean claimed, long holderToken, boolean queued, boolean nextTurn) {
         this.acquired = acquired;
         this.fencingToken = fencingToken;
         this.validFor = validFor;
@@ -42,7 +36,6 @@ public final class Acquisition {
         this.claimed = claimed;
         this.holderToken = holderToken;
         this.queued = queued;
-        this.nextTurn = nextTurn;
     }
 
     /**
@@ -113,18 +106,6 @@ public final class Acquisition {
     }
 
     /**
-     * As {@link #claimed(Duration, long)}, and the claim has let its {@value LockStore#GRANTS_PAST_A_CLAIM} grants to
-     * others pass: the lock is this run's alone once its present holder lets it go. A polling waiter then looks again
-     * sooner than a claimant whose turn is still some grants away.
-     */
-    public static Acquisition claimedNextTurn(Duration retryAfter, long holderToken) {
-        if (holderToken < 0) {
-            throw new IllegalArgumentException("holderToken must not be negative: " + holderToken);
-        }
-        return new Acquisition(false, 0, null, retryAfter, false, false, true, holderToken, false, true);
-    }
-
-    /**
      * Nobody has the lock for sure, and the store asks to be asked again only after {@code delay}, whatever wake-ups
      * arrive meanwhile: Redlock after a split vote, where a random delay separates the contenders that would
      * otherwise split the next vote too.
@@ -190,11 +171,6 @@ public final class Acquisition {
         return claimed;
     }
 
-    /** Whether the run's claim has let its grants to others pass; see {@link #claimedNextTurn}. */
-    public boolean isNextTurn() {
-        return nextTurn;
-    }
-
     /** Whether the store will run the attempt's wake-up itself. */
     public boolean isWatched() {
         return watched;
@@ -205,7 +181,7 @@ public final class Acquisition {
         if (acquired) {
             return "acquired(token=" + fencingToken + (validFor == null ? "" : ", validFor=" + validFor) + ")";
         }
-        return (watched ? "watched" : backOff ? "backOff" : claimed ? (nextTurn ? "claimedNextTurn" : "claimed") : queued ? "queued" : "busy")
+        return (watched ? "watched" : backOff ? "backOff" : claimed ? "claimed" : queued ? "queued" : "busy")
                 + "(retryAfter="
                 + retryAfter + (holderToken < 0 ? "" : ", holderToken=" + holderToken) + ")";
     }

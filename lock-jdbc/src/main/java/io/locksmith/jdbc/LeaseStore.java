@@ -237,10 +237,6 @@ final class LeaseStore implements LockStore<LeaseStore.LeaseHold> {
                     hold.claimHeld = true;
                     return Acquisition.claimed(row.retryAfter(), holderToken);
                 }
-                case NEXT_TURN -> {
-                    hold.claimHeld = true;
-                    return Acquisition.claimedNextTurn(row.retryAfter(), holderToken);
-                }
                 case OTHERS -> {
                     hold.claimHeld = false;
                     return Acquisition.busy(unclaimed(row.retryAfter()), holderToken);

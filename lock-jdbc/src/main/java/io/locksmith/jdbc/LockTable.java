@@ -1190,9 +1190,7 @@ final class LockTable {
         /** The run's own, with more than two thirds of its lease left: no refresh is due yet. */
         OWN,
         /** Another run's, live and at least as old as the run's ticket: a claim statement would be refused. */
-        OTHERS,
-        /** As {@link #OWN}, and its grants to others have passed: the lock is the run's alone once it is free. */
-        NEXT_TURN
+        OTHERS
     }
 
     /**
@@ -1264,8 +1262,7 @@ final class LockTable {
         private static String readTokenSql(Dialect d, String table, boolean readers) {
             return "SELECT token, " + (readers ? "CASE WHEN readers_until > " + d.now() + " THEN 1 ELSE 0 END" : "0")
                     + ", CASE WHEN claimant IS NULL OR claim_until <= " + d.now() + " THEN 1"
-                    + " WHEN claimant = ? THEN CASE WHEN claim_until <= " + d.nowPlusMicros() + " THEN 1"
-                    + " WHEN token - claim_token >= " + LockStore.GRANTS_PAST_A_CLAIM + " THEN 4 ELSE 2 END"
+                    + " WHEN claimant = ? THEN CASE WHEN claim_until <= " + d.nowPlusMicros() + " THEN 1 ELSE 2 END"
                     + " WHEN claim_token > LEAST(?, token) THEN 1 ELSE 3 END, CASE WHEN owner IS NOT NULL AND"
                     + " expires_at > " + d.now() + " THEN 1 ELSE 0 END"
                     + (d.claimTellsLeaseLeft() ? ", " + leaseLeft(d) : "") + " FROM " + table + " WHERE lock_key = ?";
