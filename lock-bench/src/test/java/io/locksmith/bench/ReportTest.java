@@ -1,0 +1,47 @@
+package io.locksmith.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * docs/benchmarks.md is what {@link Report} writes from the raw results and the hand-written analysis beside them:
+ * a page edited by hand instead loses those edits on the next full run, which rewrites it.
+ */
+class ReportTest {
+
+    private static final Path DOCS = Path.of("..", "docs");
+
+    @Test
+    void theCommittedPageIsWhatReportWritesFromTheRawResults(@TempDir Path out) throws IOException {
+        Path raw = out.resolve("benchmarks");
+        Files.createDirectories(raw);
+        try (Stream<Path> files = Files.list(DOCS.resolve("benchmarks"))) {
+            for (Path file : files.toList()) {
+                Files.copy(file, raw.resolve(file.getFileName()));
+            }
+        }
+
+        Report.write(out);
+
+        List<String> committed = Files.readAllLines(DOCS.resolve("benchmarks.md"));
+        List<String> written = Files.readAllLines(out.resolve("benchmarks.md"));
+        for (int i = 0; i < Math.min(committed.size(), written.size()); i++) {
+            assertEquals(written.get(i), committed.get(i), "docs/benchmarks.md line " + (i + 1)
+                    + " differs from what Report writes; edit docs/benchmarks/analysis.md (or Report) and regenerate"
+                    + " the page with io.locksmith.bench.Report docs");
+        }
+        assertEquals(written.size(), committed.size(), "docs/benchmarks.md has a different number of lines than"
+                + " what Report writes; edit docs/benchmarks/analysis.md and regenerate the page");
+        assertTrue(Files.readString(out.resolve("benchmarks.md"))
+                .endsWith(Files.readString(DOCS.resolve("benchmarks").resolve("analysis.md"))),
+                "the page does not end with docs/benchmarks/analysis.md");
+    }
+}
