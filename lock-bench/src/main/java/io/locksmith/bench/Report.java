@@ -316,8 +316,6 @@ public final class Report {
                 ratioTarget(md, runs, "JDBC lease mode (" + database + ") faster than Spring `JdbcLockRegistry` ("
                         + name + ")", scenario, database + "-locksmith", database + "-spring", 1.0);
             }
-        }
-        for (String database : List.of("mariadb", "postgres")) {
             ratioTarget(md, runs, "JDBC lease cycle (" + database + ") at least as fast as ShedLock's", cycle,
                     database + "-locksmith", database + "-shedlock", 1.0);
             ratioTarget(md, runs, "JDBC lease cycle (" + database + ") ≥ 0.9× the floor of two bare statements",
