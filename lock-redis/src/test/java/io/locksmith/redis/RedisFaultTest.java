@@ -86,6 +86,26 @@ class RedisFaultTest {
     }
 
     @Test
+    @DisplayName("every client connection closed by the server (CLIENT KILL) before each call: lock(), unlock() and "
+            + "tryLock() succeed at once, the call on the stale kept connection repeated on a fresh one")
+    void droppedBeforeEachCall() {
+        DistributedLock lock = open(options().build()).getLock("dropped");
+        lock.lock();
+        REDIS.admin().dropConnections();
+        lock.unlock();
+        REDIS.admin().dropConnections();
+        lock.lock();
+        REDIS.admin().dropConnections();
+        assertThat(lock.isHeldByCurrentThread()).isTrue();
+        lock.unlock();
+        REDIS.admin().dropConnections();
+        assertThat(lock.tryLock()).as("tryLock() on a free lock after the connections were dropped").isTrue();
+        REDIS.admin().dropConnections();
+        lock.unlock();
+        assertThat(losses).isEmpty();
+    }
+
+    @Test
     @DisplayName("paused (SIGSTOP) longer than the lease: the holder learns of the loss, the next holder's token "
             + "is higher, and the fenced resource rejects the old holder's write")
     void pausedPastTheLease() {

@@ -793,17 +793,29 @@ public final class RedisLockStore implements LockStore<RedisHold>, RedisNodeStor
         });
     }
 
-    /** {@link #eval} with keys and arguments encoded already; {@code sampleKey} places a script loaded again. */
+    /**
+     * {@link #eval} with keys and arguments encoded already; {@code sampleKey} places a script loaded again. On a
+     * pooled single-server client it runs on the pipeline's spare connections, without the pool's bookkeeping.
+     */
     private Reply<Object> eval(String action, String name, Script script, String sampleKey, List<byte[]> keyList,
             List<byte[]> args) {
         return run(action, name, () -> {
             try {
-                return jedis.evalsha(script.shaBytes(), keyList, args);
+                return evalsha(script, keyList, args);
             } catch (JedisNoScriptException e) {
-                jedis.scriptLoad(script.text(), sampleKey);
-                return jedis.evalsha(script.shaBytes(), keyList, args);
+                if (pipeline != null) {
+                    pipeline.load(script);
+                } else {
+                    jedis.scriptLoad(script.text(), sampleKey);
+                }
+                return evalsha(script, keyList, args);
             }
         });
+    }
+
+    private Object evalsha(Script script, List<byte[]> keyList, List<byte[]> args) {
+        return pipeline != null ? pipeline.call(script, keyList, args)
+                : jedis.evalsha(script.shaBytes(), keyList, args);
     }
 
     /**

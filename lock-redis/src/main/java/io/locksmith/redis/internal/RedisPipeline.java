@@ -8,6 +8,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import redis.clients.jedis.BuilderFactory;
 import redis.clients.jedis.CommandArguments;
+import redis.clients.jedis.CommandObject;
 import redis.clients.jedis.Connection;
 import redis.clients.jedis.Protocol;
 import redis.clients.jedis.RedisClient;
@@ -17,12 +18,13 @@ import redis.clients.jedis.exceptions.JedisException;
 import redis.clients.jedis.util.Pool;
 
 /**
- * Script calls to one Redis server that are sent now and answered later, on connections borrowed from a pooled
- * client, with a few spare connections kept borrowed between calls. Unsupported internal API: the Redis store's
- * pipelined calls, which Redlock makes to all its servers at once from one thread.
+ * Script calls to one Redis server that are sent now and answered later, or answered at once, on connections
+ * borrowed from a pooled client, with a few spare connections kept borrowed between calls. Unsupported internal
+ * API: the Redis store's pipelined calls, which Redlock makes to all its servers at once from one thread, and its
+ * acquisitions and releases.
  *
- * <p>This class only moves bytes: a call that fails shows its Jedis exception when its answer is read, and what
- * that means (repeat it, cancel it) is for the store to say.
+ * <p>This class only moves bytes: a call that fails shows its Jedis exception (a pipelined one when its answer is
+ * read), and what that means (repeat it, cancel it) is for the store to say.
  */
 public final class RedisPipeline {
 
@@ -63,18 +65,42 @@ public final class RedisPipeline {
         return null;
     }
 
+    /**
+     * Runs {@code EVALSHA} of {@code script} now and returns its raw answer, as the client's own {@code evalsha}
+     * would, on a spare connection when one is free (see {@link #takeConnection}).
+     *
+     * @throws JedisConnectionException if the connection failed (it is dropped, and the spares go back to the
+     *     pool: they are likely as stale)
+     * @throws JedisException if the server answered with an error, or no connection could be had: nothing ran
+     */
+    public Object call(RedisScripts.Script script, List<byte[]> keys, List<byte[]> args) {
+        return execute(new CommandObject<>(evalsha(script, keys, args), BuilderFactory.RAW_OBJECT));
+    }
+
+    /**
+     * Loads {@code script} into the server ({@code SCRIPT LOAD}) on a spare connection when one is free, after a
+     * {@link #call} the server answered with {@code NOSCRIPT}; fails as {@link #call}.
+     */
+    public void load(RedisScripts.Script script) {
+        execute(new CommandObject<>(new CommandArguments(Protocol.Command.SCRIPT).add(Protocol.Keyword.LOAD)
+                .add(script.text()), BuilderFactory.STRING));
+    }
+
+    private <T> T execute(CommandObject<T> command) {
+        Connection connection = takeConnection();
+        try {
+            return connection.executeCommand(command);
+        } catch (JedisConnectionException e) {
+            returnSpareConnections();
+            throw e;
+        } finally {
+            giveBack(connection);
+        }
+    }
+
     /** Sends {@code EVALSHA} of {@code script} on a connection of its own; never throws. */
     public Call send(RedisScripts.Script script, List<byte[]> keys, List<byte[]> args) {
-        // The arguments of EVALSHA as CommandObjects builds them, without its bookkeeping of keys for routing: a
-        // pipelined call goes to the one server of this pipeline.
-        CommandArguments command = new CommandArguments(Protocol.Command.EVALSHA).add(script.shaBytes())
-                .add(keys.size());
-        for (byte[] key : keys) {
-            command.add(key);
-        }
-        for (byte[] arg : args) {
-            command.add(arg);
-        }
+        CommandArguments command = evalsha(script, keys, args);
         Call call = new Call();
         try {
             call.connection = takeConnection();
@@ -95,11 +121,28 @@ public final class RedisPipeline {
         return call;
     }
 
+    /**
+     * The arguments of {@code EVALSHA} as {@code CommandObjects} builds them, without its bookkeeping of keys for
+     * routing: every call goes to the one server of this pipeline.
+     */
+    private static CommandArguments evalsha(RedisScripts.Script script, List<byte[]> keys, List<byte[]> args) {
+        CommandArguments command = new CommandArguments(Protocol.Command.EVALSHA).add(script.shaBytes())
+                .add(keys.size());
+        for (byte[] key : keys) {
+            command.add(key);
+        }
+        for (byte[] arg : args) {
+            command.add(arg);
+        }
+        return command;
+    }
+
     /*
      * Spare connections: a pipelined call borrows a connection from the client's pool and gives it back once its
      * answer is read, ten times per Redlock cycle over five masters. The pool's bookkeeping on each borrow and
      * return (a lock, several clock reads for its statistics) was the largest share of the client's own work in a
-     * round, so a few healthy connections stay borrowed between calls and are taken from here first. A broken
+     * round, and the largest beside the socket in a single server's lock cycle (two calls, made by {@link #call}),
+     * so a few healthy connections stay borrowed between calls and are taken from here first. A broken
      * connection is never kept; a failure on any connection gives the spares back to the pool (where the owner's
      * failure handling drops the idle ones), and so does closing. Two are kept, none from a pool of fewer than
      * eight connections.
