@@ -12,6 +12,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Writes {@code benchmarks.md} from the raw results of one run ({@code benchmarks/jmh.json}, {@code run.json},
@@ -129,8 +131,9 @@ public final class Report {
                             percentiles, samples));
         }
 
-        md.append(targets(byScenario, renewal));
-        md.append(subjects());
+        String masters = redlockMasters(run);
+        md.append(targets(byScenario, renewal, masters));
+        md.append(subjects(masters));
 
         for (String[] scenario : SCENARIOS) {
             Map<String, Row> rows = byScenario.get(scenario[0]);
@@ -245,7 +248,7 @@ public final class Report {
     }
 
     /** DESIGN.md's performance targets, each with the measurement of this run that decides it. */
-    private static String targets(Map<String, Map<String, Row>> runs, JsonArray renewal) {
+    private static String targets(Map<String, Map<String, Row>> runs, JsonArray renewal, String masters) {
         StringBuilder md = new StringBuilder("\n## Targets (DESIGN.md)\n\n| target | measured in this run | met? |\n"
                 + "|---|---|---|\n");
         String cycle = SCENARIOS.get(0)[0];
@@ -324,7 +327,7 @@ public final class Report {
         Row redlock = row(runs, cycle, "redlock-locksmith");
         Row single = row(runs, cycle, "redis-locksmith");
         Row scriptsFanOut = row(runs, cycle, "redlock-floor-scripts");
-        // The best any client running the contract's scripts did on these five masters, against the target's
+        // The best any client running the contract's scripts did on these masters, against the target's
         // own yardstick: above 1.5, the target is out of reach of every client on this machine.
         double protocolBound = scriptsFanOut != null && single != null
                 ? scriptsFanOut.meanMicros() / single.meanMicros() : 0;
@@ -341,21 +344,21 @@ public final class Report {
         Row oneNode = row(runs, cycle, "redis-floor");
         if (fanOut != null && oneNode != null) {
             double bound = fanOut.meanMicros() / oneNode.meanMicros();
-            md.append("| … the bound this machine sets: one thread writing a trivial script call to all five masters"
-                    + " before reading their answers (`redlock-floor`) against one master (`redis-floor`) | ")
+            md.append("| … the bound this machine sets: one thread writing a trivial script call to all " + masters
+                    + " masters before reading their answers (`redlock-floor`) against one master (`redis-floor`) | ")
                     .append(num(fanOut.meanMicros())).append(" µs against ").append(num(oneNode.meanMicros()))
                     .append(" µs: ").append(ratio(bound)).append(" | ").append(bound <= 1.5 ? "within reach"
                             : "**out of reach** of any client here: every master's share of the work needs CPU,"
-                            + " and the machine's cores (see Machine) serve five servers and the client")
+                            + " and the machine's cores (see Machine) serve " + masters + " servers and the client")
                     .append(" |\n");
         }
         if (scriptsFanOut != null && single != null) {
             md.append("| … the bound the protocol sets: a bare client writing Locksmith's own acquire and release"
-                    + " scripts to all five masters before reading their answers (`redlock-floor-scripts`) against"
+                    + " scripts to all " + masters + " masters before reading their answers (`redlock-floor-scripts`) against"
                     + " Locksmith on one master (`redis-locksmith`) | ")
                     .append(num(scriptsFanOut.meanMicros())).append(" µs against ").append(num(single.meanMicros()))
                     .append(" µs: ").append(ratio(protocolBound)).append(" | ").append(protocolBound <= 1.5
-                            ? "within reach" : "**out of reach** of any client running these scripts here: five"
+                            ? "within reach" : "**out of reach** of any client running these scripts here: " + masters
                             + " servers' script work and the client share the machine's cores (see Machine)")
                     .append(" |\n");
             if (redlock != null) {
@@ -394,7 +397,7 @@ public final class Report {
     }
 
     /** What each subject is, in the configuration measured. */
-    private static String subjects() {
+    private static String subjects(String masters) {
         return "\n## Subjects\n\n"
                 + "Each library in its default configuration, as an application would first use it; every subject"
                 + " opens its own clients (4 of them in the 8-thread scenarios, one \"process\" each).\n\n"
@@ -414,15 +417,33 @@ public final class Report {
                 + "| `redis-floor-scripts` | bare Jedis: Locksmith's own acquire and release scripts, as its Redis"
                 + " backend calls them, on one connection: the protocol's floor |\n"
                 + "| `redlock-floor` | bare Jedis, one connection per master: a trivial loaded script call written to"
-                + " all five masters before reading the five answers, once to acquire and once to release |\n"
+                + " all " + masters + " masters before reading their answers, once to acquire and once to release |\n"
                 + "| `redlock-floor-scripts` | the same, with Locksmith's own acquire and release scripts as its"
-                + " Redis backend calls them: the protocol's floor over five masters |\n"
+                + " Redis backend calls them: the protocol's floor over " + masters + " masters |\n"
                 + "| `zookeeper-floor` | bare Curator: `create(EPHEMERAL_SEQUENTIAL)` + `getChildren` to acquire,"
                 + " `delete` to release |\n"
                 + "| `*-floor` (JDBC) | one `UPDATE` to acquire and one to release on one bare auto-commit"
                 + " connection |\n"
                 + "| `local-locksmith` | the in-JVM `local://` store: the machinery's own cost, no network (its 4"
                 + " contenders are 4 providers on one in-JVM server) |\n";
+    }
+
+    /**
+     * How many Redlock masters the run used, in words, from its Machine table ("5 × local redis-server …"); the
+     * default count where the run recorded none.
+     */
+    static String redlockMasters(JsonObject run) {
+        int count = Servers.DEFAULT_REDLOCK_MASTERS;
+        JsonObject servers = run.getAsJsonObject("servers");
+        JsonElement masters = servers == null ? null : servers.get("Redlock masters");
+        if (masters != null) {
+            Matcher counted = Pattern.compile("^(\\d+) ×").matcher(masters.getAsString());
+            if (counted.find()) {
+                count = Integer.parseInt(counted.group(1));
+            }
+        }
+        String[] words = {"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"};
+        return count < words.length ? words[count] : Integer.toString(count);
     }
 
     private static List<String[]> orderedStores() {

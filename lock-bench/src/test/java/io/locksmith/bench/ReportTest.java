@@ -44,4 +44,29 @@ class ReportTest {
                 .endsWith(Files.readString(DOCS.resolve("benchmarks").resolve("analysis.md"))),
                 "the page does not end with docs/benchmarks/analysis.md");
     }
+
+    @Test
+    void redlockRowsNameTheMastersTheRunStarted(@TempDir Path out) throws IOException {
+        Path raw = out.resolve("benchmarks");
+        Files.createDirectories(raw);
+        try (Stream<Path> files = Files.list(DOCS.resolve("benchmarks"))) {
+            for (Path file : files.toList()) {
+                if (!file.getFileName().toString().equals("analysis.md")) {
+                    Files.copy(file, raw.resolve(file.getFileName()));
+                }
+            }
+        }
+        String run = Files.readString(raw.resolve("run.json"));
+        assertTrue(run.contains("\"Redlock masters\": \"5 × "), "the committed run.json names its five masters");
+        Files.writeString(raw.resolve("run.json"), run.replace("\"Redlock masters\": \"5 × ",
+                "\"Redlock masters\": \"3 × "));
+
+        Report.write(out);
+
+        String page = Files.readString(out.resolve("benchmarks.md"));
+        assertTrue(page.contains("all three masters before reading their answers"), "the Redlock floors' rows");
+        assertTrue(page.contains("the protocol's floor over three masters"), "the subjects' table");
+        assertTrue(!page.contains("five masters") && !page.contains("five servers"),
+                "a run over three masters is never described as over five");
+    }
 }
