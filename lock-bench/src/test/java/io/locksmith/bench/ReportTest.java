@@ -21,13 +21,7 @@ class ReportTest {
 
     @Test
     void theCommittedPageIsWhatReportWritesFromTheRawResults(@TempDir Path out) throws IOException {
-        Path raw = out.resolve("benchmarks");
-        Files.createDirectories(raw);
-        try (Stream<Path> files = Files.list(DOCS.resolve("benchmarks"))) {
-            for (Path file : files.toList()) {
-                Files.copy(file, raw.resolve(file.getFileName()));
-            }
-        }
+        copyRawResults(out, true);
 
         Report.write(out);
 
@@ -47,15 +41,7 @@ class ReportTest {
 
     @Test
     void redlockRowsNameTheMastersTheRunStarted(@TempDir Path out) throws IOException {
-        Path raw = out.resolve("benchmarks");
-        Files.createDirectories(raw);
-        try (Stream<Path> files = Files.list(DOCS.resolve("benchmarks"))) {
-            for (Path file : files.toList()) {
-                if (!file.getFileName().toString().equals("analysis.md")) {
-                    Files.copy(file, raw.resolve(file.getFileName()));
-                }
-            }
-        }
+        Path raw = copyRawResults(out, false);
         String run = Files.readString(raw.resolve("run.json"));
         assertTrue(run.contains("\"Redlock masters\": \"5 × "), "the committed run.json names its five masters");
         Files.writeString(raw.resolve("run.json"), run.replace("\"Redlock masters\": \"5 × ",
@@ -68,5 +54,19 @@ class ReportTest {
         assertTrue(page.contains("the protocol's floor over three masters"), "the subjects' table");
         assertTrue(!page.contains("five masters") && !page.contains("five servers"),
                 "a run over three masters is never described as over five");
+    }
+
+    /** Copies docs/benchmarks into {@code out}/benchmarks, with or without the hand-written analysis. */
+    private static Path copyRawResults(Path out, boolean withAnalysis) throws IOException {
+        Path raw = out.resolve("benchmarks");
+        Files.createDirectories(raw);
+        try (Stream<Path> files = Files.list(DOCS.resolve("benchmarks"))) {
+            for (Path file : files.toList()) {
+                if (withAnalysis || !file.getFileName().toString().equals("analysis.md")) {
+                    Files.copy(file, raw.resolve(file.getFileName()));
+                }
+            }
+        }
+        return raw;
     }
 }
