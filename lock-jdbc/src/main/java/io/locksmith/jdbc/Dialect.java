@@ -437,6 +437,19 @@ abstract class Dialect {
         return null;
     }
 
+    /**
+     * A query that makes {@link #lockWaitSetting} part of the locking read's own statement text, sent with it in one
+     * round trip, its one parameter {@link #lockWaitValue}; or null where the setting is a statement of its own.
+     */
+    String lockWaitQuery() {
+        return null;
+    }
+
+    /** The parameter of {@link #lockWaitQuery} for a lock wait of {@code wait}. */
+    String lockWaitValue(Duration wait) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " has no lock wait query");
+    }
+
     /** The locking clause of the read that locks a row within {@code wait}, after {@link #lockWaitSetting}. */
     abstract String forUpdate(Duration wait);
 

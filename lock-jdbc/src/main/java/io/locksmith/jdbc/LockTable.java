@@ -1315,17 +1315,33 @@ final class LockTable {
             throws SQLException {
         Dialect d = dialect;
         String setting = d.lockWaitSetting(wait);
-        if (setting != null) {
+        // the setting in the read's own text where the dialect can (one round trip), else as a statement first
+        String inline = setting == null ? null : d.lockWaitQuery();
+        if (setting != null && inline == null) {
             try (Statement set = connection.createStatement()) {
                 set.setQueryTimeout(queryTimeout);
                 set.execute(setting);
             }
         }
-        try (PreparedStatement select = connection.prepareStatement("SELECT token FROM " + table
-                + " WHERE lock_key = ?" + d.forUpdate(wait))) {
+        String read = "SELECT token FROM " + table + " WHERE lock_key = ?" + d.forUpdate(wait);
+        try (PreparedStatement select = connection.prepareStatement(inline == null ? read : inline + "; " + read)) {
             select.setQueryTimeout(queryTimeout);
-            select.setBytes(1, key);
-            try (ResultSet row = d.locksBlock() ? registry.executeQuery(select) : select.executeQuery()) {
+            int keyParameter = 1;
+            if (inline != null) {
+                select.setString(1, d.lockWaitValue(wait));
+                keyParameter = 2;
+            }
+            select.setBytes(keyParameter, key);
+            if (d.locksBlock()) {
+                registry.execute(select);
+            } else {
+                select.execute();
+            }
+            if (inline != null && !select.getMoreResults()) {
+                throw new SQLException("the locking read of " + table + " after its lock wait setting returned no"
+                        + " rows");
+            }
+            try (ResultSet row = select.getResultSet()) {
                 return row.next();
             }
         }
@@ -1582,8 +1598,11 @@ final class LockTable {
 
     /** Registers the statement a thread blocks in, so that an interrupt can cancel it. */
     interface StatementRegistry {
-        /** Runs {@code statement}'s query while an interrupt of the current thread cancels it. */
-        ResultSet executeQuery(PreparedStatement statement) throws SQLException;
+        /**
+         * Runs {@code statement} ({@link PreparedStatement#execute}) while an interrupt of the current thread
+         * cancels it; its results are read from the statement afterwards.
+         */
+        void execute(PreparedStatement statement) throws SQLException;
     }
 
     /** The key a token statement generated, or null if the driver returned none. */

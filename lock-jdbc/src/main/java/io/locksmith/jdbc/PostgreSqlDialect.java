@@ -267,6 +267,18 @@ final class PostgreSqlDialect extends Dialect {
     }
 
     @Override
+    String lockWaitQuery() {
+        // SET LOCAL as a function (is_local = true), so that it can share the locking read's round trip: pgjdbc
+        // sends the statements of one prepared text together and reads their results in one go
+        return "SELECT set_config('lock_timeout', ?, true)";
+    }
+
+    @Override
+    String lockWaitValue(Duration wait) {
+        return wait.toMillis() + "ms";
+    }
+
+    @Override
     String forUpdate(Duration wait) {
         return wait.toMillis() <= 0 ? " FOR UPDATE NOWAIT" : " FOR UPDATE";
     }

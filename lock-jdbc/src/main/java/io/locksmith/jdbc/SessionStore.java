@@ -165,7 +165,7 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
                 try {
                     // NOWAIT never blocks: only a lock wait needs the watchdog
                     locked = table.lockRow(connection, hold.key, lockWait, queryTimeout,
-                            lockWait.isZero() ? PreparedStatement::executeQuery : waiter::execute);
+                            lockWait.isZero() ? PreparedStatement::execute : waiter::execute);
                 } catch (SQLException e) {
                     if (waiter.cancelled || dialect.isLockNotAvailable(e)) {
                         connection.rollback();
@@ -744,7 +744,7 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
         private boolean done; // guarded by lock
         volatile boolean cancelled;
 
-        ResultSet execute(PreparedStatement statement) throws SQLException {
+        void execute(PreparedStatement statement) throws SQLException {
             Thread me = Thread.currentThread();
             lock.lock();
             try {
@@ -755,7 +755,7 @@ final class SessionStore implements LockStore<SessionStore.SessionHold> {
             waiting.put(me, this);
             startWatchdog();
             try {
-                return statement.executeQuery();
+                statement.execute();
             } finally {
                 waiting.remove(me);
                 lock.lock();
