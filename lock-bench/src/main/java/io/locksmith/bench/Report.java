@@ -354,8 +354,8 @@ public final class Report {
         }
         if (scriptsFanOut != null && single != null) {
             md.append("| … the bound the protocol sets: a bare client writing Locksmith's own acquire and release"
-                    + " scripts to all " + masters + " masters before reading their answers (`redlock-floor-scripts`) against"
-                    + " Locksmith on one master (`redis-locksmith`) | ")
+                    + " scripts to all " + masters + " masters before reading their answers"
+                    + " (`redlock-floor-scripts`) against Locksmith on one master (`redis-locksmith`) | ")
                     .append(num(scriptsFanOut.meanMicros())).append(" µs against ").append(num(single.meanMicros()))
                     .append(" µs: ").append(ratio(protocolBound)).append(" | ").append(protocolBound <= 1.5
                             ? "within reach" : "**out of reach** of any client running these scripts here: " + masters

@@ -1339,7 +1339,7 @@ final class LockTable {
             }
             if (inline != null && !select.getMoreResults()) {
                 throw new SQLException("the locking read of " + table + " after its lock wait setting returned no"
-                        + " rows");
+                        + " result set");
             }
             try (ResultSet row = select.getResultSet()) {
                 return row.next();
